@@ -1,0 +1,131 @@
+// Shared device helpers: dtype mapping, 16-byte vectors, block reductions,
+// launch checks. Included only by the .cu files of the kernel layer.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "../kernels.h"
+
+namespace fusedops::kernels::cuda {
+
+inline void check_cuda(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) {
+    throw std::runtime_error(std::string("fusedops: ") + what + " failed: " +
+                             cudaGetErrorString(err));
+  }
+}
+
+// Every launch is followed by this: a bad configuration must surface as a
+// Python exception, not as a silently skipped kernel.
+inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
+
+// Accumulation type: float32, or float64 for float64 (CONTRACT.md).
+template <typename T>
+struct Acc {
+  using type = float;
+};
+template <>
+struct Acc<double> {
+  using type = double;
+};
+
+template <typename A>
+__device__ __forceinline__ A to_acc(float v) {
+  return static_cast<A>(v);
+}
+template <typename A>
+__device__ __forceinline__ A to_acc(double v) {
+  return static_cast<A>(v);
+}
+template <typename A>
+__device__ __forceinline__ A to_acc(__half v) {
+  return static_cast<A>(__half2float(v));
+}
+template <typename A>
+__device__ __forceinline__ A to_acc(__nv_bfloat16 v) {
+  return static_cast<A>(__bfloat162float(v));
+}
+
+template <typename T>
+struct Cast;
+template <>
+struct Cast<float> {
+  __device__ __forceinline__ static float from(float v) { return v; }
+};
+template <>
+struct Cast<double> {
+  __device__ __forceinline__ static double from(double v) { return v; }
+};
+template <>
+struct Cast<__half> {
+  __device__ __forceinline__ static __half from(float v) { return __float2half_rn(v); }
+};
+template <>
+struct Cast<__nv_bfloat16> {
+  __device__ __forceinline__ static __nv_bfloat16 from(float v) { return __float2bfloat16_rn(v); }
+};
+
+// N elements of T moved as one aligned access (16 bytes when N = 16/sizeof(T)).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+template <typename T>
+constexpr int kVec16 = 16 / static_cast<int>(sizeof(T));
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+template <typename A>
+__device__ __forceinline__ A warp_sum(A v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// Sum over the block, returned to every thread. `scratch` holds 32 values.
+template <typename A>
+__device__ __forceinline__ A block_sum(A v, A* scratch) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();  // scratch may still be read from the previous call
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  const int num_warps = (blockDim.x + 31) >> 5;
+  v = lane < num_warps ? scratch[lane] : A(0);
+  return warp_sum(v);
+}
+
+}  // namespace fusedops::kernels::cuda
+
+// Runs `__VA_ARGS__` with `scalar_t` bound to the CUDA type of `dtype`.
+#define FUSEDOPS_CUDA_DISPATCH(dtype, ...)                                   \
+  [&] {                                                                      \
+    using ::fusedops::kernels::DType;                                        \
+    switch (dtype) {                                                         \
+      case DType::kFloat32: {                                                \
+        using scalar_t = float;                                              \
+        return __VA_ARGS__();                                                \
+      }                                                                      \
+      case DType::kFloat64: {                                                \
+        using scalar_t = double;                                             \
+        return __VA_ARGS__();                                                \
+      }                                                                      \
+      case DType::kFloat16: {                                                \
+        using scalar_t = __half;                                             \
+        return __VA_ARGS__();                                                \
+      }                                                                      \
+      case DType::kBFloat16: {                                               \
+        using scalar_t = __nv_bfloat16;                                      \
+        return __VA_ARGS__();                                                \
+      }                                                                      \
+    }                                                                        \
+    throw std::invalid_argument("fusedops: unsupported dtype in CUDA kernel"); \
+  }()

@@ -1,0 +1,101 @@
+// Stable-ABI bindings: the op layer over the LibTorch stable ABI, registered
+// with STABLE_TORCH_LIBRARY. Built with TORCH_TARGET_VERSION = 2.10, so one
+// wheel runs on every torch >= 2.10 (FUSEDOPS_ABI=stable). classic.cpp is the
+// same file for ATen; keep the two in step.
+#include <torch/csrc/stable/accelerator.h>
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+#include <torch/headeronly/core/ScalarType.h>
+
+#ifdef FUSEDOPS_WITH_CUDA
+#include <torch/csrc/inductor/aoti_torch/c/shim.h>
+#endif
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops.h"
+#include "schemas.h"
+
+namespace fusedops::ops {
+namespace {
+
+using torch::headeronly::ScalarType;
+
+struct StableApi {
+  using Tensor = torch::stable::Tensor;
+
+  static std::optional<DType> dtype(const Tensor& t) {
+    switch (t.scalar_type()) {
+      case ScalarType::Float:
+        return DType::kFloat32;
+      case ScalarType::Half:
+        return DType::kFloat16;
+      case ScalarType::BFloat16:
+        return DType::kBFloat16;
+      case ScalarType::Double:
+        return DType::kFloat64;
+      default:
+        return std::nullopt;
+    }
+  }
+  static std::string dtype_str(const Tensor& t) { return torch::headeronly::toString(t.scalar_type()); }
+  static std::string device_str(const Tensor& t) {
+    return t.is_cuda() ? "cuda:" + std::to_string(t.get_device_index()) : (t.is_cpu() ? "cpu" : "other");
+  }
+  static std::vector<int64_t> sizes(const Tensor& t) {
+    const auto s = t.sizes();
+    return std::vector<int64_t>(s.begin(), s.end());
+  }
+  static int64_t numel(const Tensor& t) { return t.numel(); }
+  static bool is_cuda(const Tensor& t) { return t.is_cuda(); }
+  static int device_index(const Tensor& t) { return t.get_device_index(); }
+  static void* data(const Tensor& t) { return t.data_ptr(); }
+
+  static Tensor contiguous(const Tensor& t) { return torch::stable::contiguous(t); }
+  static Tensor empty_like(const Tensor& t) { return torch::stable::new_empty(t, t.sizes()); }
+  static Tensor empty(const std::vector<int64_t>& sizes, const Tensor& like) {
+    return torch::stable::new_empty(like, sizes);
+  }
+  static Tensor empty_bytes(int64_t bytes, const Tensor& like) {
+    return torch::stable::new_empty(like, {bytes}, ScalarType::Byte);
+  }
+
+  static kernels::ParallelFor parallel_for() {
+    return [](int64_t n, int64_t grain, const kernels::RangeFn& body) {
+      torch::stable::parallel_for(0, n, grain, body);
+    };
+  }
+
+#ifdef FUSEDOPS_WITH_CUDA
+  static torch::stable::accelerator::DeviceGuard device_guard(const Tensor& t) {
+    return torch::stable::accelerator::DeviceGuard(t.get_device_index());
+  }
+  static void* current_stream(const Tensor& t) {
+    void* stream = nullptr;
+    TORCH_ERROR_CODE_CHECK(aoti_torch_get_current_cuda_stream(t.get_device_index(), &stream));
+    return stream;
+  }
+#endif
+};
+
+using StableOps = Ops<StableApi>;
+
+}  // namespace
+}  // namespace fusedops::ops
+
+STABLE_TORCH_LIBRARY(fusedops, m) {
+#define FUSEDOPS_DEF(name, schema) m.def(schema);
+  FUSEDOPS_FOR_EACH_OP(FUSEDOPS_DEF)
+#undef FUSEDOPS_DEF
+}
+
+// The same functions serve CPU and CUDA: they branch on the device, and a
+// CPU-only build turns CUDA inputs into a clear error instead of a missing kernel.
+#define FUSEDOPS_IMPL(name, schema) m.impl(#name, TORCH_BOX(&fusedops::ops::StableOps::name));
+
+STABLE_TORCH_LIBRARY_IMPL(fusedops, CPU, m) { FUSEDOPS_FOR_EACH_OP(FUSEDOPS_IMPL) }
+
+STABLE_TORCH_LIBRARY_IMPL(fusedops, CUDA, m) { FUSEDOPS_FOR_EACH_OP(FUSEDOPS_IMPL) }

@@ -1,0 +1,145 @@
+"""Does this fusedops build fit the installed torch and GPU? Pure functions.
+
+The loader calls `check_torch` before loading the library, so a mismatch is an
+ImportError that names both builds and the pip command for the right wheel,
+never a bare "undefined symbol". `doctor` calls the same functions. Everything
+here takes plain values (no torch import) so it is tested without a GPU or a
+second torch.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+STABLE_ABI_MIN_TORCH = (2, 10)
+# Where the per-CUDA indexes are published (docs/INSTALL.md); override for mirrors.
+DEFAULT_INDEX_URL = "https://fusedops.github.io/whl"
+
+
+def index_url() -> str:
+    return os.environ.get("FUSEDOPS_INDEX_URL", DEFAULT_INDEX_URL).rstrip("/")
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    core = text.split("+")[0]
+    nums = []
+    for piece in core.split(".")[:3]:
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        nums.append(int(digits or 0))
+    nums += [0] * (3 - len(nums))
+    return nums[0], nums[1], nums[2]
+
+
+def cuda_variant(cuda: str | None) -> str:
+    """'13.0' -> 'cu130'; None (CPU-only torch) -> 'cpu'."""
+    if not cuda:
+        return "cpu"
+    major, minor = cuda.split(".")[:2]
+    return f"cu{major}{minor}"
+
+
+def wheel_for(base_version: str, torch_version: str, torch_cuda: str | None) -> str:
+    """The fusedops version (with local suffix) that fits this torch."""
+    major, minor, _ = parse_version(torch_version)
+    variant = cuda_variant(torch_cuda)
+    if (major, minor) >= STABLE_ABI_MIN_TORCH:
+        return f"{base_version}+{variant}"
+    return f"{base_version}+{variant}torch{major}.{minor}"
+
+
+def pip_command(base_version: str, torch_version: str, torch_cuda: str | None) -> str:
+    """The pip command that installs the right wheel without touching torch."""
+    version = wheel_for(base_version, torch_version, torch_cuda)
+    return (
+        f'pip install --force-reinstall --no-deps "fusedops=={version}" '
+        f"--index-url {index_url()}/{cuda_variant(torch_cuda)}"
+    )
+
+
+def describe_build(info: Mapping[str, object]) -> str:
+    cuda = f"CUDA {info['cuda']}" if info.get("cuda") else "CPU only"
+    return f"fusedops {info['version']} ({info['abi']} ABI, built against torch {info['torch']}, {cuda})"
+
+
+def describe_torch(torch_version: str, torch_cuda: str | None) -> str:
+    return f"torch {torch_version} ({'CUDA ' + torch_cuda if torch_cuda else 'CPU only'})"
+
+
+def torch_mismatch(
+    info: Mapping[str, object], torch_version: str, torch_cuda: str | None
+) -> str | None:
+    """Why this build cannot load into this torch, or None when it can."""
+    built = parse_version(str(info["torch"]))[:2]
+    running = parse_version(torch_version)[:2]
+    if info["abi"] == "stable" and running < STABLE_ABI_MIN_TORCH:
+        return "this stable-ABI wheel needs torch >= 2.10"
+    if info["abi"] == "classic" and running != built:
+        return (
+            f"this classic-ABI wheel was compiled for torch {built[0]}.{built[1]}.x only "
+            "(its C++ ABI changes with every torch minor release)"
+        )
+    wheel_cuda = info.get("cuda")
+    if wheel_cuda and not torch_cuda:
+        return "this wheel has CUDA kernels but the installed torch is a CPU-only build"
+    if wheel_cuda and torch_cuda and str(wheel_cuda).split(".")[0] != torch_cuda.split(".")[0]:
+        return (
+            f"this wheel was built for CUDA {wheel_cuda} but torch uses CUDA {torch_cuda}; "
+            "CUDA major versions do not mix"
+        )
+    return None
+
+
+def mismatch_message(
+    info: Mapping[str, object], torch_version: str, torch_cuda: str | None, reason: str
+) -> str:
+    base = str(info["version"]).split("+")[0]
+    return (
+        f"fusedops cannot load: {reason}.\n"
+        f"  installed wheel: {describe_build(info)}\n"
+        f"  installed torch: {describe_torch(torch_version, torch_cuda)}\n"
+        f"  fix: {pip_command(base, torch_version, torch_cuda)}\n"
+        "  (or run `python -m fusedops doctor` for the full report)"
+    )
+
+
+@dataclass(frozen=True)
+class ArchVerdict:
+    covered: bool
+    how: str  # "SASS sm_90", "PTX compute_80 (JIT)", or why not
+
+
+def _arch_tuple(arch: str) -> tuple[int, int]:
+    major, minor = arch.removesuffix("+PTX").split(".")
+    return int(major), int(minor)
+
+
+def arch_coverage(capability: tuple[int, int], arch_list: Sequence[str]) -> ArchVerdict:
+    """Can a GPU of this compute capability run code from this arch list?
+
+    SASS for sm_XY runs on sm_XZ with Z >= Y (same major); PTX for compute_XY
+    is compiled by the driver for any newer GPU.
+    """
+    if not arch_list:
+        return ArchVerdict(False, "this build has no CUDA kernels (CPU-only wheel)")
+    sass = [_arch_tuple(a) for a in arch_list]
+    exact = [a for a in sass if a[0] == capability[0] and a[1] <= capability[1]]
+    if exact:
+        best = max(exact)
+        return ArchVerdict(True, f"SASS sm_{best[0]}{best[1]}")
+    ptx = [_arch_tuple(a) for a in arch_list if a.endswith("+PTX")]
+    usable = [a for a in ptx if a <= capability]
+    if usable:
+        best = max(usable)
+        return ArchVerdict(True, f"PTX compute_{best[0]}{best[1]} (compiled by the driver at first use)")
+    archs = " ".join(arch_list)
+    return ArchVerdict(
+        False,
+        f"GPU compute capability {capability[0]}.{capability[1]} is not covered by this "
+        f"wheel's archs ({archs})",
+    )
