@@ -1,0 +1,63 @@
+"""silu_and_mul: values, strides, sizes and gradients."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from helpers import DEVICES, DTYPES, assert_close, randn, ref_silu_and_mul, strided_views
+
+import fusedops
+
+SHAPES = [(1, 2), (3, 14), (2, 3, 128), (4, 8192), (2, 5, 1002), (1, 131072)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_matches_reference(device: str, dtype: torch.dtype, shape: tuple[int, ...]) -> None:
+    x = randn(*shape, dtype=dtype, device=device) * 3
+    out = fusedops.silu_and_mul(x)
+    assert out.shape == (*shape[:-1], shape[-1] // 2)
+    assert_close(out, ref_silu_and_mul(x), dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_non_contiguous(device: str, dtype: torch.dtype) -> None:
+    x = randn(5, 3, 64, dtype=dtype, device=device)
+    for name, view in strided_views(x).items():
+        assert not view.is_contiguous(), name
+        assert_close(fusedops.silu_and_mul(view), ref_silu_and_mul(x), dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(0, 8), (2, 0, 8), (3, 0)], ids=str)
+def test_zero_size(device: str, shape: tuple[int, ...]) -> None:
+    x = torch.empty(shape, device=device, requires_grad=True)
+    out = fusedops.silu_and_mul(x)
+    assert out.shape == (*shape[:-1], shape[-1] // 2)
+    out.sum().backward()
+    assert x.grad.shape == x.shape
+
+
+def test_extreme_values() -> None:
+    x = torch.tensor([[-100.0, 0.0, 100.0, 2.0, 3.0, 4.0]])
+    torch.testing.assert_close(fusedops.silu_and_mul(x), ref_silu_and_mul(x).float())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 2), (4, 3, 66), (32, 2048)], ids=str)
+def test_gradients(device: str, dtype: torch.dtype, shape: tuple[int, ...]) -> None:
+    x = randn(*shape, dtype=dtype, device=device).requires_grad_()
+    grad = randn(*shape[:-1], shape[-1] // 2, dtype=dtype, device=device, seed=5)
+    fusedops.silu_and_mul(x).backward(grad)
+    xd = x.detach().double().cpu().requires_grad_()
+    ref_silu_and_mul(xd).backward(grad.double().cpu())
+    assert_close(x.grad, xd.grad, dtype, grad=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradcheck(device: str) -> None:
+    x = randn(3, 2, 10, dtype=torch.float64, device=device).requires_grad_()
+    assert torch.autograd.gradcheck(fusedops.silu_and_mul, (x,))
