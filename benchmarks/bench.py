@@ -77,6 +77,10 @@ def eager_silu_and_mul(x):
     return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
 
 
+# One static-shape graph per benchmarked shape: lift dynamo's recompile limit
+# (default 8) so no shape silently falls back to eager.
+torch._dynamo.config.recompile_limit = 1024
+torch._dynamo.config.accumulated_recompile_limit = 4096
 compiled_rms_norm = torch.compile(manual_rms_norm, dynamic=False)
 compiled_silu_and_mul = torch.compile(eager_silu_and_mul, dynamic=False)
 

@@ -23,7 +23,15 @@ inline void check_cuda(cudaError_t err, const char* what) {
 
 // Every launch is followed by this: a bad configuration must surface as a
 // Python exception, not as a silently skipped kernel.
-inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
+inline void check_launch(const char* kernel) {
+  const cudaError_t err = cudaGetLastError();
+  if (err == cudaErrorNoKernelImageForDevice) {
+    throw std::runtime_error(std::string("fusedops: ") + kernel +
+                             " failed: this GPU's architecture is not in the wheel's arch list "
+                             "(run `python -m fusedops doctor`)");
+  }
+  check_cuda(err, kernel);
+}
 
 // Accumulation type: float32, or float64 for float64 (CONTRACT.md).
 template <typename T>
@@ -101,6 +109,26 @@ __device__ __forceinline__ A block_sum(A v, A* scratch) {
   const int num_warps = (blockDim.x + 31) >> 5;
   v = lane < num_warps ? scratch[lane] : A(0);
   return warp_sum(v);
+}
+
+// Two sums reduced together: one pair of barriers instead of two.
+// `scratch` holds 32 values, like block_sum's.
+template <typename A>
+__device__ __forceinline__ void block_sum2(A (&v)[2], A* scratch) {
+  __shared__ A second[32];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  v[0] = warp_sum(v[0]);
+  v[1] = warp_sum(v[1]);
+  __syncthreads();  // scratch may still be read from the previous call
+  if (lane == 0) {
+    scratch[warp] = v[0];
+    second[warp] = v[1];
+  }
+  __syncthreads();
+  const int num_warps = (blockDim.x + 31) >> 5;
+  v[0] = warp_sum(lane < num_warps ? scratch[lane] : A(0));
+  v[1] = warp_sum(lane < num_warps ? second[lane] : A(0));
 }
 
 }  // namespace fusedops::kernels::cuda

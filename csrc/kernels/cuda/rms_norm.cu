@@ -1,14 +1,20 @@
 // RMSNorm, fused residual-add + RMSNorm and their backward on CUDA.
 //
-// Forward: one block per row (grid-strided for huge row counts). Each thread
-// keeps up to kCache vectors of its row in registers between the reduction
-// and the output pass, so a row is read from memory once; longer rows re-read
-// the remainder (from L2). Backward: a persistent grid; each block walks a
-// strided set of rows and keeps the weight-gradient partial sums for its
-// columns in registers, then writes one partial row; a second kernel sums the
-// partials. Rows too long for that fall back to a per-row dx kernel plus a
-// column-sum kernel.
+// Layout shared by every kernel here: a block works on one row at a time and
+// walks rows with a grid stride (a persistent grid sized by occupancy). Thread
+// t owns the row's 16-byte vectors t, t + T, ..., t + (C-1)T, the same columns
+// for every row, so it loads its slice of `weight` once and keeps it, and the
+// backward keeps its weight-gradient partial sums in registers. A row is read
+// from memory once and stays in registers between the reduction and the output.
+// Rows longer than C*T vectors (very large hidden sizes) loop over the rest and
+// re-read it (from L2).
+//
+// The weight gradient sums over rows: each block writes one partial row, and
+// a second kernel adds the partials in a fixed order (deterministic).
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "common.cuh"
 
@@ -16,24 +22,83 @@ namespace fusedops::kernels {
 namespace cuda {
 namespace {
 
-constexpr int kCache = 4;           // vectors per thread held in registers
-constexpr int kMaxThreads = 1024;   // forward block size cap
-constexpr int kBwdMaxThreads = 512; // backward: x and dy cached, so fewer threads
-constexpr int kColsPerBlock = 256;  // fallback column-sum kernel
+constexpr int kMaxVecsPerThread = 4;
+constexpr int kFwdMaxThreads = 512;   // row cached in registers: up to 128 registers
+constexpr int kLongThreads = 1024;    // rows too long to cache
+constexpr int kBwdMaxThreads = 512;  // x, dy and dw live in registers: fewer threads
 
-int threads_for(int64_t nvec, int max_threads) {
-  const int64_t want = (nvec + kCache - 1) / kCache;
-  const int64_t rounded = ((want + 31) / 32) * 32;
-  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(rounded, 32), max_threads));
+struct RowPlan {
+  int vecs_per_thread;  // C
+  int threads;          // T
+  bool cached;          // nvec <= C * T: the whole row fits in registers
+};
+
+// Four 16-byte vectors per thread whenever the row has that many: several
+// independent loads in flight per thread is what keeps HBM busy (NOTES.md v2).
+RowPlan plan_row(int64_t nvec, int max_threads) {
+  int c = kMaxVecsPerThread;
+  while (c > 1 && nvec < static_cast<int64_t>(c) * 32) c /= 2;
+  const int64_t want = (nvec + c - 1) / c;
+  const int threads =
+      static_cast<int>(std::min<int64_t>(std::max<int64_t>(((want + 31) / 32) * 32, 32), max_threads));
+  return {c, threads, nvec <= static_cast<int64_t>(c) * threads};
 }
 
-int grid_for_rows(int64_t rows) { return static_cast<int>(std::min<int64_t>(rows, 1 << 30)); }
+// Resident blocks per SM for a kernel at a block size, cached: the occupancy
+// query is a driver call and the answer never changes for a device.
+int blocks_per_sm(const void* kernel, int threads, int device) {
+  static std::mutex mutex;
+  static std::map<std::tuple<const void*, int, int>, int> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_tuple(kernel, threads, device);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  int blocks = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  blocks = std::max(blocks, 1);
+  cache.emplace(key, blocks);
+  return blocks;
+}
 
-template <typename T, int V>
-__global__ void rms_norm_fwd_kernel(T* __restrict__ out, T* __restrict__ residual_out,
-                                    const T* __restrict__ x, const T* __restrict__ residual,
-                                    const T* __restrict__ weight, int64_t rows, int64_t hidden,
-                                    typename Acc<T>::type eps) {
+int current_device() {
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  return device;
+}
+
+int64_t persistent_grid(const void* kernel, int threads, int64_t rows, int sm_count) {
+  const int64_t resident =
+      static_cast<int64_t>(sm_count) * blocks_per_sm(kernel, threads, current_device());
+  return std::max<int64_t>(1, std::min<int64_t>(rows, resident));
+}
+
+// ---- forward ---------------------------------------------------------------
+// Loads of one row for thread threadIdx.x: its C vectors of x (and residual).
+template <typename VecT, int C>
+__device__ __forceinline__ void load_row(VecT (&xv)[C], VecT (&rv)[C], const VecT* xr,
+                                         const VecT* rr, int64_t nvec) {
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int64_t i = threadIdx.x + static_cast<int64_t>(c) * blockDim.x;
+    if (i < nvec) {
+      xv[c] = xr[i];
+      if (rr != nullptr) rv[c] = rr[i];
+    }
+  }
+}
+
+// One block per row (the grid strides only past 2^30 rows). Each thread
+// keeps its C vectors of the row in registers between the reduction and the
+// output pass. A persistent variant with the weight held in registers and the
+// next row prefetched was slower: it needed more than the 64 registers a
+// 1024-thread block allows and spilled; blocks are capped at 512 threads (benchmarks/NOTES.md, v3).
+template <typename T, int V, int C>
+__global__ void __launch_bounds__(kFwdMaxThreads)
+    rms_norm_fwd_kernel(T* __restrict__ out, T* __restrict__ residual_out,
+                        const T* __restrict__ x, const T* __restrict__ residual,
+                        const T* __restrict__ weight, int64_t rows, int64_t hidden,
+                        typename Acc<T>::type eps) {
   using A = typename Acc<T>::type;
   using VecT = Vec<T, V>;
   __shared__ A scratch[32];
@@ -43,17 +108,70 @@ __global__ void rms_norm_fwd_kernel(T* __restrict__ out, T* __restrict__ residua
 
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const VecT* xr = reinterpret_cast<const VecT*>(x + row * hidden);
-    const VecT* rr = add ? reinterpret_cast<const VecT*>(residual + row * hidden) : nullptr;
-    VecT* sr = add ? reinterpret_cast<VecT*>(residual_out + row * hidden) : nullptr;
-    VecT* outr = reinterpret_cast<VecT*>(out + row * hidden);
-
-    // Pass 1: load (and add the residual), sum of squares.
-    VecT cache[kCache];
+    VecT xc[C], rc[C];
+    load_row<VecT, C>(xc, rc, xr,
+                      add ? reinterpret_cast<const VecT*>(residual + row * hidden) : nullptr, nvec);
     A sum_sq = 0;
-    auto load_row_vec = [&](int64_t i) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(c) * blockDim.x;
+      if (i < nvec) {
+        if (add) {
+          // residual_out is rounded to the dtype, and the norm is of that value.
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            xc[c].v[k] = Cast<T>::from(to_acc<A>(xc[c].v[k]) + to_acc<A>(rc[c].v[k]));
+          }
+          reinterpret_cast<VecT*>(residual_out + row * hidden)[i] = xc[c];
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const A f = to_acc<A>(xc[c].v[k]);
+          sum_sq += f * f;
+        }
+      }
+    }
+    sum_sq = block_sum(sum_sq, scratch);
+    const A rstd = A(1) / sqrt(sum_sq / static_cast<A>(hidden) + eps);
+    VecT* outr = reinterpret_cast<VecT*>(out + row * hidden);
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int64_t i = threadIdx.x + static_cast<int64_t>(c) * blockDim.x;
+      if (i < nvec) {
+        const VecT wv = w[i];
+        VecT o;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          o.v[k] = Cast<T>::from(to_acc<A>(xc[c].v[k]) * rstd * to_acc<A>(wv.v[k]));
+        }
+        outr[i] = o;
+      }
+    }
+  }
+}
+
+// Rows too long for registers (> 4 * 512 vectors): two passes per row, the
+// second re-reading x (or residual_out, which this thread wrote) from L2.
+template <typename T, int V>
+__global__ void __launch_bounds__(kLongThreads)
+    rms_norm_fwd_long_kernel(T* __restrict__ out, T* __restrict__ residual_out,
+                             const T* __restrict__ x, const T* __restrict__ residual,
+                             const T* __restrict__ weight, int64_t rows, int64_t hidden,
+                             typename Acc<T>::type eps) {
+  using A = typename Acc<T>::type;
+  using VecT = Vec<T, V>;
+  __shared__ A scratch[32];
+  const bool add = residual != nullptr;
+  const int64_t nvec = hidden / V;
+  const VecT* w = reinterpret_cast<const VecT*>(weight);
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const VecT* xr = reinterpret_cast<const VecT*>(x + row * hidden);
+    VecT* sr = add ? reinterpret_cast<VecT*>(residual_out + row * hidden) : nullptr;
+    A sum_sq = 0;
+    for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
       VecT v = xr[i];
       if (add) {
-        const VecT r = rr[i];
+        const VecT r = reinterpret_cast<const VecT*>(residual + row * hidden)[i];
 #pragma unroll
         for (int k = 0; k < V; ++k) v.v[k] = Cast<T>::from(to_acc<A>(v.v[k]) + to_acc<A>(r.v[k]));
         sr[i] = v;
@@ -63,112 +181,118 @@ __global__ void rms_norm_fwd_kernel(T* __restrict__ out, T* __restrict__ residua
         const A f = to_acc<A>(v.v[k]);
         sum_sq += f * f;
       }
-      return v;
-    };
-#pragma unroll
-    for (int c = 0; c < kCache; ++c) {
-      const int64_t i = threadIdx.x + static_cast<int64_t>(c) * blockDim.x;
-      if (i < nvec) cache[c] = load_row_vec(i);
-    }
-    for (int64_t i = threadIdx.x + static_cast<int64_t>(kCache) * blockDim.x; i < nvec;
-         i += blockDim.x) {
-      load_row_vec(i);
     }
     sum_sq = block_sum(sum_sq, scratch);
     const A rstd = A(1) / sqrt(sum_sq / static_cast<A>(hidden) + eps);
-
-    // Pass 2: scale and store.
-    auto store_vec = [&](int64_t i, const VecT& v) {
+    for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
+      const VecT v = add ? sr[i] : xr[i];
       const VecT wv = w[i];
       VecT o;
 #pragma unroll
       for (int k = 0; k < V; ++k) o.v[k] = Cast<T>::from(to_acc<A>(v.v[k]) * rstd * to_acc<A>(wv.v[k]));
-      outr[i] = o;
-    };
-#pragma unroll
-    for (int c = 0; c < kCache; ++c) {
-      const int64_t i = threadIdx.x + static_cast<int64_t>(c) * blockDim.x;
-      if (i < nvec) store_vec(i, cache[c]);
+      reinterpret_cast<VecT*>(out + row * hidden)[i] = o;
     }
-    for (int64_t i = threadIdx.x + static_cast<int64_t>(kCache) * blockDim.x; i < nvec;
-         i += blockDim.x) {
-      // This thread wrote residual_out[i] itself in pass 1, so reading it back is safe.
-      store_vec(i, add ? sr[i] : xr[i]);
-    }
+  }
+}
+
+int64_t row_grid(int64_t rows) { return std::min<int64_t>(rows, int64_t{1} << 30); }
+
+template <typename T, int V>
+void launch_fwd_v(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
+                  int64_t rows, int64_t hidden, double eps, cudaStream_t stream) {
+  const RowPlan plan = plan_row(hidden / V, kFwdMaxThreads);
+  using A = typename Acc<T>::type;
+  auto go = [&](auto kernel) {
+    kernel<<<static_cast<unsigned>(row_grid(rows)), plan.threads, 0, stream>>>(
+        out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
+  };
+  if (!plan.cached) {
+    rms_norm_fwd_long_kernel<T, V><<<static_cast<unsigned>(row_grid(rows)), kLongThreads, 0, stream>>>(
+        out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
+    return;
+  }
+  switch (plan.vecs_per_thread) {
+    case 1:
+      return go(rms_norm_fwd_kernel<T, V, 1>);
+    case 2:
+      return go(rms_norm_fwd_kernel<T, V, 2>);
+    default:
+      return go(rms_norm_fwd_kernel<T, V, 4>);
   }
 }
 
 template <typename T>
 void launch_fwd(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
                 int64_t rows, int64_t hidden, double eps, cudaStream_t stream) {
-  using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   const bool vectorised = hidden % V == 0 && aligned16(out) && aligned16(x) && aligned16(weight) &&
                           (residual == nullptr || (aligned16(residual) && aligned16(residual_out)));
-  const dim3 grid(grid_for_rows(rows));
   if (vectorised) {
-    rms_norm_fwd_kernel<T, V><<<grid, threads_for(hidden / V, kMaxThreads), 0, stream>>>(
-        out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
+    launch_fwd_v<T, V>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
   } else {
-    rms_norm_fwd_kernel<T, 1><<<grid, threads_for(hidden, kMaxThreads), 0, stream>>>(
-        out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
+    launch_fwd_v<T, 1>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
   }
   check_launch("rms_norm forward kernel launch");
 }
 
 // ---- backward ------------------------------------------------------------
-
-// Persistent-grid backward for rows of at most kCache * blockDim vectors.
-// partial[blockIdx.x, :] receives this block's share of grad_weight.
-template <typename T, int V>
-__global__ void rms_norm_bwd_kernel(T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ partial,
-                                    const T* __restrict__ grad_out, const T* __restrict__ grad_extra,
-                                    const T* __restrict__ x, const T* __restrict__ weight,
-                                    int64_t rows, int64_t hidden, typename Acc<T>::type eps) {
+// y = x * rstd * w, rstd = (mean(x^2) + eps)^-1/2
+// dx = rstd * w * dy - x * rstd^3 * mean(w * dy * x)  [+ grad_extra]
+// dw = sum over rows of dy * x * rstd
+//
+// Rows of at most C*T vectors. partial[blockIdx.x, :] receives this block's
+// share of dw.
+template <typename T, int V, int C>
+__global__ void __launch_bounds__(kBwdMaxThreads)
+    rms_norm_bwd_kernel(T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ partial,
+                        const T* __restrict__ grad_out, const T* __restrict__ grad_extra,
+                        const T* __restrict__ x, const T* __restrict__ weight, int64_t rows,
+                        int64_t hidden, typename Acc<T>::type eps) {
   using A = typename Acc<T>::type;
   using VecT = Vec<T, V>;
   __shared__ A scratch[32];
   const int64_t nvec = hidden / V;
+  const A n = static_cast<A>(hidden);
+
   const VecT* w = reinterpret_cast<const VecT*>(weight);
-  A dw[kCache][V];
+  A dw[C][V];
 #pragma unroll
-  for (int c = 0; c < kCache; ++c)
+  for (int c = 0; c < C; ++c)
 #pragma unroll
     for (int k = 0; k < V; ++k) dw[c][k] = 0;
+  auto row_ptr = [&](const T* base, int64_t row) {
+    return reinterpret_cast<const VecT*>(base + row * hidden);
+  };
 
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const VecT* xr = reinterpret_cast<const VecT*>(x + row * hidden);
-    const VecT* dyr = reinterpret_cast<const VecT*>(grad_out + row * hidden);
-    VecT xc[kCache], dyc[kCache];
-    A sum_sq = 0, sum_wdyx = 0;
+    VecT xc[C], dyc[C];
+    load_row<VecT, C>(xc, dyc, row_ptr(x, row), row_ptr(grad_out, row), nvec);
+    A sums[2] = {0, 0};  // sum x^2, sum w*dy*x
 #pragma unroll
-    for (int c = 0; c < kCache; ++c) {
+    for (int c = 0; c < C; ++c) {
       const int64_t i = threadIdx.x + static_cast<int64_t>(c) * blockDim.x;
       if (i < nvec) {
-        xc[c] = xr[i];
-        dyc[c] = dyr[i];
         const VecT wv = w[i];
 #pragma unroll
         for (int k = 0; k < V; ++k) {
           const A xf = to_acc<A>(xc[c].v[k]);
-          sum_sq += xf * xf;
-          sum_wdyx += to_acc<A>(dyc[c].v[k]) * to_acc<A>(wv.v[k]) * xf;
+          sums[0] += xf * xf;
+          sums[1] += to_acc<A>(dyc[c].v[k]) * to_acc<A>(wv.v[k]) * xf;
         }
       }
     }
-    // One reduction for both sums would need a pair type; two are cheap here.
-    sum_sq = block_sum(sum_sq, scratch);
-    sum_wdyx = block_sum(sum_wdyx, scratch);
-    const A n = static_cast<A>(hidden);
-    const A rstd = A(1) / sqrt(sum_sq / n + eps);
-    const A coef = rstd * rstd * rstd * sum_wdyx / n;
+    // Issue the next row's loads before the barrier (NOTES.md v3).
+
+    block_sum2(sums, scratch);
+    const A rstd = A(1) / sqrt(sums[0] / n + eps);
+    const A coef = rstd * rstd * rstd * sums[1] / n;
 #pragma unroll
-    for (int c = 0; c < kCache; ++c) {
+    for (int c = 0; c < C; ++c) {
       const int64_t i = threadIdx.x + static_cast<int64_t>(c) * blockDim.x;
       if (i < nvec) {
         const VecT wv = w[i];
         VecT extra;
-        if (grad_extra != nullptr) extra = reinterpret_cast<const VecT*>(grad_extra + row * hidden)[i];
+        if (grad_extra != nullptr) extra = row_ptr(grad_extra, row)[i];
         VecT g;
 #pragma unroll
         for (int k = 0; k < V; ++k) {
@@ -185,7 +309,7 @@ __global__ void rms_norm_bwd_kernel(T* __restrict__ grad_x, typename Acc<T>::typ
   }
   A* pr = partial + static_cast<int64_t>(blockIdx.x) * hidden;
 #pragma unroll
-  for (int c = 0; c < kCache; ++c) {
+  for (int c = 0; c < C; ++c) {
     const int64_t i = threadIdx.x + static_cast<int64_t>(c) * blockDim.x;
     if (i < nvec) {
 #pragma unroll
@@ -194,29 +318,30 @@ __global__ void rms_norm_bwd_kernel(T* __restrict__ grad_x, typename Acc<T>::typ
   }
 }
 
-// Fallback for very long rows: grad_x one block per row (re-reading from L2),
-// with rstd saved for the column-sum kernel below.
+// Fallback for rows too long for registers: dx one block per row (re-reading
+// from L2), rstd saved for the column-sum kernel below.
 template <typename T>
-__global__ void rms_norm_bwd_dx_kernel(T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ rstd_out,
-                                       const T* __restrict__ grad_out, const T* __restrict__ grad_extra,
-                                       const T* __restrict__ x, const T* __restrict__ weight,
-                                       int64_t rows, int64_t hidden, typename Acc<T>::type eps) {
+__global__ void rms_norm_bwd_dx_kernel(T* __restrict__ grad_x,
+                                       typename Acc<T>::type* __restrict__ rstd_out,
+                                       const T* __restrict__ grad_out,
+                                       const T* __restrict__ grad_extra, const T* __restrict__ x,
+                                       const T* __restrict__ weight, int64_t rows, int64_t hidden,
+                                       typename Acc<T>::type eps) {
   using A = typename Acc<T>::type;
   __shared__ A scratch[32];
+  const A n = static_cast<A>(hidden);
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* xr = x + row * hidden;
     const T* dyr = grad_out + row * hidden;
-    A sum_sq = 0, sum_wdyx = 0;
+    A sums[2] = {0, 0};
     for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) {
       const A xf = to_acc<A>(xr[i]);
-      sum_sq += xf * xf;
-      sum_wdyx += to_acc<A>(dyr[i]) * to_acc<A>(weight[i]) * xf;
+      sums[0] += xf * xf;
+      sums[1] += to_acc<A>(dyr[i]) * to_acc<A>(weight[i]) * xf;
     }
-    sum_sq = block_sum(sum_sq, scratch);
-    sum_wdyx = block_sum(sum_wdyx, scratch);
-    const A n = static_cast<A>(hidden);
-    const A rstd = A(1) / sqrt(sum_sq / n + eps);
-    const A coef = rstd * rstd * rstd * sum_wdyx / n;
+    block_sum2(sums, scratch);
+    const A rstd = A(1) / sqrt(sums[0] / n + eps);
+    const A coef = rstd * rstd * rstd * sums[1] / n;
     if (threadIdx.x == 0) rstd_out[row] = rstd;
     for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) {
       A gx = rstd * to_acc<A>(dyr[i]) * to_acc<A>(weight[i]) - coef * to_acc<A>(xr[i]);
@@ -225,6 +350,8 @@ __global__ void rms_norm_bwd_dx_kernel(T* __restrict__ grad_x, typename Acc<T>::
     }
   }
 }
+
+constexpr int kColsPerBlock = 256;
 
 // partial[chunk, col] = sum over the chunk's rows of dy * x * rstd.
 template <typename T>
@@ -244,27 +371,58 @@ __global__ void rms_norm_dw_partial_kernel(typename Acc<T>::type* __restrict__ p
   partial[blockIdx.y * hidden + col] = acc;
 }
 
-// grad_weight[col] = sum_p partial[p, col], in a fixed order (deterministic).
+// grad_weight[col] = sum_p partial[p, col]. A block takes 32 columns; its 32
+// warps split the partial rows, then combine through shared memory in a fixed
+// order, so the result is deterministic.
+constexpr int kSumCols = 32;
+constexpr int kSumSplit = 32;
+
 template <typename T>
 __global__ void sum_partials_kernel(T* __restrict__ grad_weight,
                                     const typename Acc<T>::type* __restrict__ partial,
                                     int64_t num_partials, int64_t hidden) {
   using A = typename Acc<T>::type;
-  const int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (col >= hidden) return;
+  __shared__ A acc_s[kSumSplit][kSumCols];
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * kSumCols + threadIdx.x;
   A acc = 0;
-  for (int64_t p = 0; p < num_partials; ++p) acc += partial[p * hidden + col];
-  grad_weight[col] = Cast<T>::from(acc);
+  if (col < hidden) {
+#pragma unroll 4
+    for (int64_t p = threadIdx.y; p < num_partials; p += kSumSplit) acc += partial[p * hidden + col];
+  }
+  acc_s[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && col < hidden) {
+    A total = 0;
+#pragma unroll
+    for (int s = 0; s < kSumSplit; ++s) total += acc_s[s][threadIdx.x];
+    grad_weight[col] = Cast<T>::from(total);
+  }
 }
 
 struct BwdPlan {
-  bool fused;          // persistent kernel with register-held dw
-  bool vectorised;     // 16-byte accesses
-  int threads;
-  int64_t grid;        // blocks of the dx kernel (= partial rows when fused)
+  RowPlan row;
+  bool vectorised;
   int64_t num_partials;
+  int64_t grid;            // fused kernel blocks (== num_partials) or dx-kernel blocks
   int64_t rows_per_chunk;  // fallback only
 };
+
+template <typename T, int V, int C>
+const void* bwd_kernel_ptr() {
+  return reinterpret_cast<const void*>(rms_norm_bwd_kernel<T, V, C>);
+}
+
+template <typename T, int V>
+const void* bwd_kernel_for(int c) {
+  switch (c) {
+    case 1:
+      return bwd_kernel_ptr<T, V, 1>();
+    case 2:
+      return bwd_kernel_ptr<T, V, 2>();
+    default:
+      return bwd_kernel_ptr<T, V, 4>();
+  }
+}
 
 template <typename T>
 BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned) {
@@ -272,17 +430,17 @@ BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned) {
   BwdPlan p{};
   p.vectorised = aligned && hidden % V == 0;
   const int64_t nvec = p.vectorised ? hidden / V : hidden;
-  p.fused = nvec <= static_cast<int64_t>(kCache) * kBwdMaxThreads;
-  if (p.fused) {
-    p.threads = threads_for(nvec, kBwdMaxThreads);
-    const int64_t blocks_per_sm = std::max<int64_t>(1, 2048 / p.threads);
-    p.grid = std::max<int64_t>(1, std::min<int64_t>(rows, sm_count * blocks_per_sm));
+  p.row = plan_row(nvec, kBwdMaxThreads);
+  if (p.row.cached) {
+    const void* kernel = p.vectorised ? bwd_kernel_for<T, V>(p.row.vecs_per_thread)
+                                      : bwd_kernel_for<T, 1>(p.row.vecs_per_thread);
+    p.grid = persistent_grid(kernel, p.row.threads, rows, sm_count);
     p.num_partials = p.grid;
   } else {
-    p.threads = kMaxThreads;
-    p.grid = grid_for_rows(rows);
+    p.grid = std::min<int64_t>(rows, 1 << 30);
     const int64_t col_blocks = (hidden + kColsPerBlock - 1) / kColsPerBlock;
-    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(rows, (sm_count * 8) / col_blocks + 1));
+    const int64_t chunks =
+        std::max<int64_t>(1, std::min<int64_t>(rows, (sm_count * 8) / col_blocks + 1));
     p.rows_per_chunk = (rows + chunks - 1) / chunks;
     p.num_partials = (rows + p.rows_per_chunk - 1) / p.rows_per_chunk;
   }
@@ -293,14 +451,33 @@ template <typename T>
 int64_t bwd_scratch_bytes(int64_t rows, int64_t hidden, int sm_count) {
   using A = typename Acc<T>::type;
   if (rows == 0 || hidden == 0) return 0;
-  // Alignment only changes the vector width; plan for the aligned case, which
-  // needs the most scratch when it decides between the fused and fallback paths.
-  const BwdPlan p = plan_bwd<T>(rows, hidden, sm_count, true);
-  const BwdPlan q = plan_bwd<T>(rows, hidden, sm_count, false);
+  // The plan depends on pointer alignment, unknown here: size for the larger.
   auto bytes = [&](const BwdPlan& b) {
-    return static_cast<int64_t>(sizeof(A)) * (b.num_partials * hidden + (b.fused ? 0 : rows));
+    return static_cast<int64_t>(sizeof(A)) * (b.num_partials * hidden + (b.row.cached ? 0 : rows));
   };
-  return std::max(bytes(p), bytes(q));
+  return std::max(bytes(plan_bwd<T>(rows, hidden, sm_count, true)),
+                  bytes(plan_bwd<T>(rows, hidden, sm_count, false)));
+}
+
+template <typename T, int V>
+void launch_bwd_fused(const BwdPlan& p, T* grad_x, typename Acc<T>::type* partial,
+                      const T* grad_out, const T* grad_extra, const T* x, const T* weight,
+                      int64_t rows, int64_t hidden, typename Acc<T>::type eps,
+                      cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.grid));
+  switch (p.row.vecs_per_thread) {
+    case 1:
+      rms_norm_bwd_kernel<T, V, 1><<<grid, p.row.threads, 0, stream>>>(
+          grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden, eps);
+      break;
+    case 2:
+      rms_norm_bwd_kernel<T, V, 2><<<grid, p.row.threads, 0, stream>>>(
+          grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden, eps);
+      break;
+    default:
+      rms_norm_bwd_kernel<T, V, 4><<<grid, p.row.threads, 0, stream>>>(
+          grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden, eps);
+  }
 }
 
 template <typename T>
@@ -316,26 +493,28 @@ void launch_bwd(T* grad_x, T* grad_weight, const T* grad_out, const T* grad_extr
   A* partial = static_cast<A*>(scratch);
   const A eps_a = static_cast<A>(eps);
   if (rows > 0) {
-    if (p.fused && p.vectorised) {
-      rms_norm_bwd_kernel<T, V><<<p.grid, p.threads, 0, stream>>>(
-          grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden, eps_a);
-    } else if (p.fused) {
-      rms_norm_bwd_kernel<T, 1><<<p.grid, p.threads, 0, stream>>>(
-          grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden, eps_a);
+    if (p.row.cached && p.vectorised) {
+      launch_bwd_fused<T, V>(p, grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden,
+                             eps_a, stream);
+    } else if (p.row.cached) {
+      launch_bwd_fused<T, 1>(p, grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden,
+                             eps_a, stream);
     } else {
       A* rstd = partial + p.num_partials * hidden;
-      rms_norm_bwd_dx_kernel<T><<<p.grid, p.threads, 0, stream>>>(
+      rms_norm_bwd_dx_kernel<T><<<static_cast<unsigned>(p.grid), 1024, 0, stream>>>(
           grad_x, rstd, grad_out, grad_extra, x, weight, rows, hidden, eps_a);
       check_launch("rms_norm backward (dx) kernel launch");
-      const dim3 grid((hidden + kColsPerBlock - 1) / kColsPerBlock, p.num_partials);
+      const dim3 grid(static_cast<unsigned>((hidden + kColsPerBlock - 1) / kColsPerBlock),
+                      static_cast<unsigned>(p.num_partials));
       rms_norm_dw_partial_kernel<T><<<grid, kColsPerBlock, 0, stream>>>(
           partial, grad_out, x, rstd, rows, hidden, p.rows_per_chunk);
     }
     check_launch("rms_norm backward kernel launch");
   }
   const int64_t num_partials = rows > 0 ? p.num_partials : 0;
-  sum_partials_kernel<T><<<(hidden + 255) / 256, 256, 0, stream>>>(grad_weight, partial,
-                                                                   num_partials, hidden);
+  const dim3 sum_grid(static_cast<unsigned>((hidden + kSumCols - 1) / kSumCols));
+  sum_partials_kernel<T><<<sum_grid, dim3(kSumCols, kSumSplit), 0, stream>>>(
+      grad_weight, partial, num_partials, hidden);
   check_launch("rms_norm backward (weight reduction) kernel launch");
 }
 
@@ -386,7 +565,6 @@ void rms_norm_backward_cuda(DType dtype, void* grad_x, void* grad_weight, const 
 }
 
 int cuda_sm_count(int device) {
-  // Queried per call: cudaDeviceGetAttribute is a cheap host-side lookup.
   int count = 0;
   cuda::check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
                    "cudaDeviceGetAttribute(MultiProcessorCount)");
