@@ -22,7 +22,7 @@ import json
 import platform as _platform
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -545,8 +545,20 @@ def install_table(m: Matrix) -> str:
 # ---- command line -------------------------------------------------------------------
 
 
+def _arg(parse: Callable[[str], str]) -> Callable[[str], str]:
+    """argparse shows an ArgumentTypeError's message; a ValueError's it replaces."""
+
+    def convert(text: str) -> str:
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    return convert
+
+
 def _version(text: str) -> str:
-    vtuple(text)  # raises ValueError, which argparse reports
+    vtuple(text)
     return text
 
 
@@ -564,15 +576,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="add the optional classic cells for torch >= 2.10 (not in the release matrix)",
     )
-    p.add_argument("--cuda", type=normalize_cuda, help="13.0, cu130 or cpu")
+    p.add_argument("--cuda", type=_arg(normalize_cuda), help="13.0, cu130 or cpu")
     p.add_argument("--platform", type=normalize_platform, help="linux_x86_64, aarch64, ...")
-    p.add_argument("--torch", type=_version, help="cells whose wheel serves this torch")
-    p.add_argument("--python", type=_version, help="cells whose wheel serves this Python")
+    p.add_argument("--torch", type=_arg(_version), help="cells whose wheel serves this torch")
+    p.add_argument("--python", type=_arg(_version), help="cells whose wheel serves this Python")
     p.add_argument(
         "--buildable-here", action="store_true", help="only cells this machine can build"
     )
     p.add_argument(
-        "--data", type=Path, default=DATA_FILE, help="matrix JSON (default: %(default)s)"
+        "--data",
+        type=Path,
+        default=DATA_FILE,
+        help="matrix JSON (default: matrix.json next to this script)",
     )
     args = p.parse_args(argv)
     if args.find and not (args.cuda and args.torch and args.python):
