@@ -32,6 +32,7 @@ import os
 import re
 import shlex
 import shutil
+import site
 import struct
 import subprocess
 import sys
@@ -948,6 +949,12 @@ def _pip(python: str, args: Sequence[str], env: Mapping[str, str]) -> str | None
     return f"{shlex.join(cmd)} failed:\n{(proc.stderr or proc.stdout).strip()[-1500:]}"
 
 
+def _venv_site_packages(python: str) -> Path:
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout
+    return Path(out.strip())
+
+
 def prepare_smoke_env(
     wheel: Path,
     workdir: Path,
@@ -956,7 +963,7 @@ def prepare_smoke_env(
     smoke_python: str | None,
     torch_spec: str,
     pip_args: Sequence[str],
-    system_site_packages: bool = False,
+    inherit_site: bool = False,
 ) -> tuple[str, dict[str, str], Path]:
     """Install the wheel (--no-deps) next to a torch; return (python, env, install root).
 
@@ -976,13 +983,18 @@ def prepare_smoke_env(
         env["PYTHONPATH"] = str(target)
         return smoke_python, env, target
     venv = workdir / "venv"
-    cmd = [python or sys.executable, "-m", "venv", str(venv)]
-    if system_site_packages:  # tests only: reuse the caller's torch instead of downloading one
-        cmd.append("--system-site-packages")
+    cmd = [python or sys.executable, "-m", "venv", str(venv)]  # no --system-site-packages
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"{shlex.join(cmd)} failed: {proc.stderr.strip()}")
     py = str(venv / "bin" / "python")
+    if inherit_site:
+        # Offline runs: let the fresh venv see this interpreter's packages (its torch)
+        # through a .pth, so pip finds torch already installed instead of downloading it.
+        site_dir = _venv_site_packages(py)
+        (site_dir / "_verify_wheel_inherit.pth").write_text(
+            "\n".join(site.getsitepackages()) + "\n"
+        )
     for args in (
         ["install", *pip_args, torch_spec],
         ["install", "--no-deps", "--no-index", str(wheel)],
@@ -1001,7 +1013,7 @@ def smoke_check(
     smoke_python: str | None,
     torch_spec: str | None,
     pip_args: Sequence[str],
-    system_site_packages: bool = False,
+    inherit_site: bool = False,
 ) -> CheckResult:
     spec = torch_spec or default_torch_spec(cell, contents.metadata)
     with tempfile.TemporaryDirectory(prefix="fusedops-smoke-") as tmp:
@@ -1013,7 +1025,7 @@ def smoke_check(
                 smoke_python=smoke_python,
                 torch_spec=spec,
                 pip_args=pip_args,
-                system_site_packages=system_site_packages,
+                inherit_site=inherit_site,
             )
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             return CheckResult("smoke", FAIL, f"could not set up the smoke environment: {exc}")
@@ -1051,7 +1063,7 @@ def verify(
     smoke_python: str | None = None,
     expect_archs: str | None = None,
     max_size_mb: float | None = None,
-    system_site_packages: bool = False,
+    inherit_site: bool = False,
 ) -> Report:
     """Run every check on ``wheel`` (optionally against a matrix ``cell``)."""
     wheel = Path(wheel)
@@ -1098,7 +1110,7 @@ def verify(
                 smoke_python=smoke_python,
                 torch_spec=torch_spec,
                 pip_args=pip_args,
-                system_site_packages=system_site_packages,
+                inherit_site=inherit_site,
             )
         )
     else:
@@ -1139,6 +1151,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--smoke-python", help="reuse this interpreter (with torch) instead of a fresh venv"
     )
+    p.add_argument(
+        "--smoke-inherit-site",
+        action="store_true",
+        help="let the fresh smoke venv see this interpreter's packages (offline: reuse its torch)",
+    )
     p.add_argument("--expect-archs", help='arch list to require, e.g. "7.5 8.0 12.0+PTX"')
     p.add_argument("--max-size-mb", type=float, help="fail when the wheel is larger")
     p.add_argument("--json-out", type=Path, help="also write the report as JSON")
@@ -1160,6 +1177,7 @@ def main(argv: list[str] | None = None) -> int:
         torch_spec=args.torch_spec,
         pip_args=shlex.split(args.pip_args),
         smoke_python=args.smoke_python,
+        inherit_site=args.smoke_inherit_site,
         expect_archs=args.expect_archs,
         max_size_mb=args.max_size_mb,
     )
