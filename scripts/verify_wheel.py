@@ -984,6 +984,10 @@ def prepare_smoke_env(
         return smoke_python, env, target
     venv = workdir / "venv"
     cmd = [python or sys.executable, "-m", "venv", str(venv)]  # no --system-site-packages
+    if inherit_site:
+        # pip (and setuptools, which torch requires) then come from the inherited
+        # site; the venv's own older bundled copies would shadow them.
+        cmd.append("--without-pip")
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"{shlex.join(cmd)} failed: {proc.stderr.strip()}")
