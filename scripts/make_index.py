@@ -302,6 +302,8 @@ def sha256_file(path: Path) -> str:
 
 
 def read_metadata(wheel: Path) -> str | None:
+    if not zipfile.is_zipfile(wheel):
+        raise IndexBuildError(f"{wheel} is not a zip file")
     with zipfile.ZipFile(wheel) as zf:
         name = next((n for n in zf.namelist() if n.endswith(".dist-info/METADATA")), None)
         return zf.read(name).decode() if name else None
@@ -311,6 +313,8 @@ def scan_wheels(wheel_dir: Path) -> dict[Path, WheelEntry]:
     wheels = sorted(Path(wheel_dir).glob(f"{PROJECT}-*.whl"))
     if not wheels:
         raise IndexBuildError(f"no {PROJECT}-*.whl in {wheel_dir}")
+    for wheel in wheels:  # a bad name is the clearer error, so check names before opening
+        make_entry(wheel.name, "")
     return {w: make_entry(w.name, sha256_file(w), read_metadata(w)) for w in wheels}
 
 
