@@ -57,7 +57,8 @@ PASS, FAIL, WARN, SKIP = "PASS", "FAIL", "WARN", "SKIP"
 BUILD_INFO_KEYS = ("version", "torch", "cuda", "abi", "arch_list", "git_sha", "variant")
 STABLE_PYTHON_TAG = "cp310"  # CPython limited API 3.10, the stable-ABI floor
 LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
-PYPI_SIZE_LIMIT_MB = 100.0  # PyPI's default per-file upload limit
+PYPI_SIZE_LIMIT_MB = 100.0
+SMOKE_TIMEOUT_S = 600  # PyPI's default per-file upload limit
 
 # Libraries torch or the driver provide; a copy inside our wheel is always a bug.
 # auditwheel renames grafted copies (libcudart-1a2b3c4d.so.13), so match prefixes.
@@ -1033,7 +1034,7 @@ def smoke_check(
                 pip_args=pip_args,
                 inherit_site=inherit_site,
             )
-        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
             return CheckResult("smoke", FAIL, f"could not set up the smoke environment: {exc}")
         expect = {
             "install_root": str(root),
@@ -1041,15 +1042,18 @@ def smoke_check(
         }
         env["FUSEDOPS_SMOKE_EXPECT"] = json.dumps(expect)
         # cwd is the temp dir so a source checkout's fusedops/ cannot shadow the wheel.
-        proc = subprocess.run(
-            [py, "-c", SMOKE_SCRIPT],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=tmp,
-            check=False,
-            timeout=600,
-        )
+        try:
+            proc = subprocess.run(
+                [py, "-c", SMOKE_SCRIPT],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=tmp,
+                check=False,
+                timeout=SMOKE_TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired:
+            return CheckResult("smoke", FAIL, f"smoke script hung for {SMOKE_TIMEOUT_S} s")
     return check_smoke_output(
         proc.returncode, proc.stdout + proc.stderr, torch_requirement(contents.metadata)
     )

@@ -1006,3 +1006,14 @@ def test_fatbin_section_fallback_matches_pyelftools(
     assert vw.parse_fatbin(data).elf_entries >= 1
     monkeypatch.setitem(sys.modules, "elftools.elf.elffile", None)
     assert vw.fatbin_section(so) == data
+
+
+def test_smoke_python_missing(good_stable: Path, tmp_path: Path) -> None:
+    report = vw.verify(good_stable, wk.cell(), smoke=True, smoke_python=str(tmp_path / "nopython"))
+    _fail(report, "smoke", "could not set up the smoke environment")
+
+
+def test_smoke_script_timeout(good_stable: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vw, "SMOKE_TIMEOUT_S", 0.01)
+    report = vw.verify(good_stable, wk.cell(), smoke=True, smoke_python=sys.executable)
+    _fail(report, "smoke", "smoke script hung")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import shutil
 import subprocess
 import sysconfig
 import zipfile
@@ -213,7 +212,3 @@ def package_files(
     if so is not None:
         files[f"fusedops/{so.name}"] = so.read_bytes()
     return files
-
-
-def have(tool: str) -> bool:
-    return shutil.which(tool) is not None
