@@ -1,0 +1,362 @@
+"""make_index.py: rendering (pure) and real pip installs from the generated indexes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import make_index as mi
+import pytest
+import wheelkit as wk
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+PY_TAG = f"cp{sys.version_info.major}{sys.version_info.minor}"
+SHA = "a" * 64
+
+
+def entry(filename: str, torch: str | None = None, python: str | None = ">=3.10") -> mi.WheelEntry:
+    meta = f"Metadata-Version: 2.1\nName: fusedops\nVersion: 0\nRequires-Python: {python}\n"
+    if torch:
+        meta += f"Requires-Dist: torch{torch}\n"
+    return mi.make_entry(filename, SHA, meta)
+
+
+STABLE_CU130 = "fusedops-0.1.0+cu130-cp310-abi3-manylinux_2_28_x86_64.whl"
+CLASSIC_CU130 = "fusedops-0.1.0+cu130torch2.11-cp312-cp312-manylinux_2_28_x86_64.whl"
+STABLE_CPU = "fusedops-0.1.0+cpu-cp310-abi3-manylinux_2_28_x86_64.whl"
+CLASSIC_CPU = "fusedops-0.1.0+cputorch2.9-cp312-cp312-manylinux_2_28_x86_64.whl"
+
+
+# --- PEP 440: the claims the index design rests on -----------------------------------
+
+
+def test_local_version_beats_pypi_version() -> None:
+    # Our +cu130 wheel wins over the same-version PyPI wheel (as torch's indexes rely on).
+    assert Version("0.1.0+cu130") > Version("0.1.0")
+    assert Version("0.1.0+cpu") > Version("0.1.0")
+    assert Version("0.1.0+cu130") in SpecifierSet("==0.1.0")  # pins on 0.1.0 still match
+    assert Version("0.1.1") > Version("0.1.0+cu130")  # a newer release still wins
+
+
+def test_torch_pinned_local_versions_outrank_stable() -> None:
+    # Why a variant index lists only stable wheels: classic ones would always win,
+    # and the newest torch pin first.
+    assert Version("0.1.0+cu130torch2.11") > Version("0.1.0+cu130")
+    assert Version("0.1.0+cu130torch2.14") > Version("0.1.0+cu130torch2.11")
+    assert Version("0.1.0+cu130torch2.9") > Version("0.1.0+cu130")
+
+
+# --- pure logic ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("local", "variant"),
+    [
+        ("cu130", "cu130"),
+        ("cu130torch2.11", "cu130"),
+        ("cu126torch2.9", "cu126"),
+        ("cpu", "cpu"),
+        ("cputorch2.11", "cpu"),
+        ("rocm6.4", "rocm6.4"),
+    ],
+)
+def test_variant_of(local: str, variant: str) -> None:
+    assert mi.variant_of(local) == variant
+
+
+@pytest.mark.parametrize("local", [None, "", "cuda13", "torch2.11", "cu130.torch2.11", "cpux"])
+def test_variant_of_rejects(local: str | None) -> None:
+    with pytest.raises(mi.IndexBuildError, match="names no variant"):
+        mi.variant_of(local)
+
+
+def test_make_entry() -> None:
+    e = entry(CLASSIC_CU130, "==2.11.*", ">=3.10")
+    assert (e.variant, e.abi3, str(e.version)) == ("cu130", False, "0.1.0+cu130torch2.11")
+    assert e.torch_spec == SpecifierSet("==2.11.*") and e.requires_python == ">=3.10"
+    assert entry(STABLE_CU130).abi3
+    # Without METADATA a classic wheel's pin comes from its local version.
+    assert mi.make_entry(CLASSIC_CPU, SHA).torch_spec == SpecifierSet("==2.9.*")
+
+
+@pytest.mark.parametrize(
+    ("filename", "message"),
+    [
+        ("fusedops.whl", "not a wheel filename"),
+        ("other-0.1.0+cu130-py3-none-any.whl", "project other, expected fusedops"),
+        ("fusedops-0.1.0-py3-none-any.whl", r"local version \+None names no variant"),
+    ],
+)
+def test_make_entry_errors(filename: str, message: str) -> None:
+    with pytest.raises(mi.IndexBuildError, match=message):
+        mi.make_entry(filename, SHA)
+
+
+def test_select_for_index_prefers_stable() -> None:
+    stable, classic = entry(STABLE_CU130, ">=2.10"), entry(CLASSIC_CU130, "==2.11.*")
+    assert mi.select_for_index([classic, stable]) == [stable]
+    assert mi.select_for_index([classic]) == [classic]  # a classic-only variant keeps them
+
+
+def test_find_links_pages() -> None:
+    entries = [
+        entry(STABLE_CU130, ">=2.10"),
+        entry(CLASSIC_CU130, "==2.11.*"),
+        entry(STABLE_CPU, ">=2.10"),
+        entry(CLASSIC_CPU, "==2.9.*"),
+        entry("fusedops-0.1.0+cu130torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl", "==2.8.*"),
+    ]
+    pages = mi.find_links_pages(entries)
+    names = {p: [e.filename for e in es] for p, es in pages.items()}
+    assert names["torch-2.11.0+cu130.html"] == [STABLE_CU130, CLASSIC_CU130]
+    assert names["torch-2.10.0+cu130.html"] == [STABLE_CU130]
+    assert names["torch-2.9.0+cpu.html"] == [CLASSIC_CPU]  # stable needs torch >= 2.10
+    assert "torch-2.8.0+cu130.html" in names  # a classic pin adds its own minor
+    assert "torch-2.9.0+cu130.html" not in names
+    assert list(pages) == sorted(
+        pages, key=lambda p: (p.split("+")[1], Version(p[6:].split("+")[0]))
+    )
+
+
+def test_render_project_page() -> None:
+    e = entry(STABLE_CU130, ">=2.10", ">=3.10")
+    page = mi.render_project_page("fusedops", [e])
+    href = f"fusedops-0.1.0%2Bcu130-cp310-abi3-manylinux_2_28_x86_64.whl#sha256={SHA}"
+    assert f'<a href="{href}" data-requires-python="&gt;=3.10">{STABLE_CU130}</a>' in page
+    assert page.startswith("<!DOCTYPE html>") and "<title>Links for fusedops</title>" in page
+    absolute = mi.render_project_page("fusedops", [e], "https://example.org/rel/v0.1.0/")
+    assert f'href="https://example.org/rel/v0.1.0/{href}"' in absolute
+
+
+def test_render_root_index_and_landing() -> None:
+    assert '<a href="fusedops/">fusedops</a>' in mi.render_root_index(["fusedops"])
+    variants = mi.group_by_variant([entry(STABLE_CPU), entry(STABLE_CU130)])
+    assert list(variants) == ["cpu", "cu130"]
+    landing = mi.render_landing(variants, ["torch-2.11.0+cu130.html"])
+    assert '<a href="cu130/">cu130</a>' in landing and "--index-url" in landing
+    assert '<a href="whl/torch-2.11.0%2Bcu130.html">torch-2.11.0+cu130.html</a>' in landing
+
+
+def test_render_find_links_page_escapes() -> None:
+    e = entry(STABLE_CPU, python="<4,>=3.10")
+    page = mi.render_find_links_page(
+        "t", [e], lambda x: mi.wheel_href(x.filename, x.sha256, "../cpu/fusedops")
+    )
+    assert 'href="../cpu/fusedops/fusedops-0.1.0%2Bcpu' in page
+    assert 'data-requires-python="&lt;4,&gt;=3.10"' in page
+
+
+def test_strip_local_members_and_record() -> None:
+    di = "fusedops-0.1.0+cu130.dist-info"
+    members = [
+        ("fusedops/__init__.py", b"x = 1\n"),
+        (f"{di}/METADATA", b"Metadata-Version: 2.1\nName: fusedops\nVersion: 0.1.0+cu130\n"),
+        (f"{di}/WHEEL", b"Wheel-Version: 1.0\n"),
+        (f"{di}/RECORD", b"stale"),
+    ]
+    out = dict(mi.strip_local_members(members, "0.1.0+cu130", "0.1.0"))
+    assert set(out) == {
+        "fusedops/__init__.py",
+        "fusedops-0.1.0.dist-info/METADATA",
+        "fusedops-0.1.0.dist-info/WHEEL",
+        "fusedops-0.1.0.dist-info/RECORD",
+    }
+    assert b"\nVersion: 0.1.0\n" in out["fusedops-0.1.0.dist-info/METADATA"]
+    record = out["fusedops-0.1.0.dist-info/RECORD"].decode().splitlines()
+    assert record[-1] == "fusedops-0.1.0.dist-info/RECORD,,"
+    assert f"fusedops/__init__.py,{mi.record_hash(b'x = 1' + bytes([10]))},6" in record
+
+
+def test_strip_local_members_errors() -> None:
+    with pytest.raises(mi.IndexBuildError, match=r"no fusedops-0\.1\.0\+cu130\.dist-info"):
+        mi.strip_local_members([("fusedops/__init__.py", b"")], "0.1.0+cu130", "0.1.0")
+    no_version = [("fusedops-0.1.0+cu130.dist-info/METADATA", b"Name: fusedops\n")]
+    with pytest.raises(mi.IndexBuildError, match="no Version field"):
+        mi.strip_local_members(no_version, "0.1.0+cu130", "0.1.0")
+
+
+def test_pypi_candidate() -> None:
+    stable = entry(STABLE_CU130)
+    assert mi.pypi_candidate([stable, entry(CLASSIC_CU130), entry(STABLE_CPU)]) is stable
+    with pytest.raises(mi.IndexBuildError, match="found none"):
+        mi.pypi_candidate([entry(CLASSIC_CU130)])
+    twin = entry(STABLE_CU130.replace("manylinux_2_28", "manylinux_2_34"))
+    with pytest.raises(mi.IndexBuildError, match="exactly one stable \\+cu130"):
+        mi.pypi_candidate([stable, twin])
+
+
+# --- real files and real pip ---------------------------------------------------------------
+
+
+def synthetic(out: Path, version: str, tag: str, torch: str) -> Path:
+    files = {"fusedops/__init__.py": f"BUILT = {version!r}\n".encode()}
+    return wk.write_wheel(out, version, tag, files, requires=[f"torch{torch}"])
+
+
+@pytest.fixture
+def wheel_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "wheelhouse"
+    synthetic(d, "0.1.0+cu130", "cp310-abi3-linux_x86_64", ">=2.10")
+    synthetic(d, "0.1.0+cpu", "cp310-abi3-linux_x86_64", ">=2.10")
+    synthetic(d, "0.1.0+cu130torch2.11", f"{PY_TAG}-{PY_TAG}-linux_x86_64", "==2.11.*")
+    synthetic(d, "0.1.0+cu130torch2.9", f"{PY_TAG}-{PY_TAG}-linux_x86_64", "==2.9.*")
+    return d
+
+
+def pip_install(target: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env["PIP_CONFIG_FILE"] = os.devnull  # never consult this machine's mirrors
+    cmd = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps"]
+    cmd += ["--target", str(target), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+
+
+def installed_version(target: Path) -> str:
+    (dist_info,) = target.glob("fusedops-*.dist-info")
+    return re.search(r"(?m)^Version: (.*)$", (dist_info / "METADATA").read_text()).group(1)  # type: ignore[union-attr]
+
+
+def test_build_index_layout_and_hashes(wheel_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    pages = mi.build_index(wheel_dir, out)
+    assert out / "index.html" in pages
+    assert (out / "cu130" / "index.html").read_text().count("<a ") == 1
+    page = (out / "cu130" / "fusedops" / "index.html").read_text()
+    hrefs = re.findall(r'href="([^"]+)"', page)
+    assert len(hrefs) == 1 and "%2Bcu130-cp310-abi3" in hrefs[0]  # stable only
+    for variant in ("cu130", "cpu"):
+        for href in re.findall(
+            r'href="([^"]+)"', (out / variant / "fusedops" / "index.html").read_text()
+        ):
+            name, digest = href.split("#sha256=")
+            copied = out / variant / "fusedops" / name.replace("%2B", "+")
+            assert hashlib.sha256(copied.read_bytes()).hexdigest() == digest
+    # Classic wheels are copied too (the find-links pages point at them).
+    assert len(list((out / "cu130" / "fusedops").glob("*.whl"))) == 3
+    assert (out / "whl" / "torch-2.11.0+cu130.html").is_file()
+    assert "torch-2.9.0+cu130.html" in (out / "index.html").read_text()
+
+
+def test_pip_picks_right_wheel_per_variant(wheel_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    mi.build_index(wheel_dir, out)
+    for variant in ("cu130", "cpu"):
+        target = tmp_path / f"site-{variant}"
+        proc = pip_install(target, "fusedops", "--index-url", (out / variant).as_uri())
+        assert proc.returncode == 0, proc.stderr
+        assert installed_version(target) == f"0.1.0+{variant}"
+        assert f"0.1.0+{variant}" in (target / "fusedops" / "__init__.py").read_text()
+
+
+def test_pip_find_links_page_picks_torch_pinned_wheel(wheel_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    mi.build_index(wheel_dir, out)
+    target = tmp_path / "site"
+    page = out / "whl" / "torch-2.11.0+cu130.html"
+    proc = pip_install(target, "fusedops", "--no-index", "--find-links", page.as_uri())
+    assert proc.returncode == 0, proc.stderr
+    assert installed_version(target) == "0.1.0+cu130torch2.11"
+
+
+def test_pip_rejects_tampered_wheel(wheel_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    mi.build_index(wheel_dir, out)
+    (copied,) = (out / "cpu" / "fusedops").glob("*.whl")
+    with zipfile.ZipFile(copied, "a") as zf:
+        zf.writestr("fusedops/evil.py", "x = 1\n")
+    proc = pip_install(tmp_path / "site", "fusedops", "--index-url", (out / "cpu").as_uri())
+    assert proc.returncode != 0
+    assert "DO NOT MATCH THE HASHES" in proc.stderr
+
+
+def test_variant_wheel_beats_pypi_wheel_in_pip(wheel_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    mi.build_index(wheel_dir, out)
+    pypi = mi.make_pypi_flavor(wheel_dir, tmp_path / "pypi")
+    target = tmp_path / "site"
+    proc = pip_install(
+        target,
+        "fusedops",
+        "--index-url",
+        (out / "cu130").as_uri(),
+        "--find-links",
+        str(pypi.parent),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert installed_version(target) == "0.1.0+cu130"
+
+
+def test_pypi_flavor_wheel(wheel_dir: Path, tmp_path: Path) -> None:
+    pypi = mi.make_pypi_flavor(wheel_dir, tmp_path / "pypi")
+    assert pypi.name == "fusedops-0.1.0-cp310-abi3-linux_x86_64.whl"
+    with zipfile.ZipFile(pypi) as zf:
+        names = zf.namelist()
+        assert "fusedops-0.1.0.dist-info/METADATA" in names
+        assert not [n for n in names if "+cu130" in n]
+        assert "\nVersion: 0.1.0\n" in zf.read("fusedops-0.1.0.dist-info/METADATA").decode()
+        for line in zf.read("fusedops-0.1.0.dist-info/RECORD").decode().splitlines():
+            path, digest, size = line.rsplit(",", 2)
+            if path.endswith("RECORD"):
+                continue
+            data = zf.read(path)
+            assert (mi.record_hash(data), int(size)) == (digest, len(data)), path
+    target = tmp_path / "site"
+    proc = pip_install(target, str(pypi))
+    assert proc.returncode == 0, proc.stderr
+    assert installed_version(target) == "0.1.0"
+
+
+def test_pypi_flavor_keeps_so_permissions(tmp_path: Path) -> None:
+    d = tmp_path / "wh"
+    files = {"fusedops/__init__.py": b"", "fusedops/_C.abi3.so": b"\x7fELF"}
+    wk.write_wheel(d, "0.1.0+cu130", "cp310-abi3-manylinux_2_28_x86_64", files)
+    pypi = mi.make_pypi_flavor(d, tmp_path / "pypi")
+    info = zipfile.ZipFile(pypi).getinfo("fusedops/_C.abi3.so")
+    assert (info.external_attr >> 16) & 0o111
+    assert pypi.name == "fusedops-0.1.0-cp310-abi3-manylinux_2_28_x86_64.whl"
+
+
+def test_base_url_links_instead_of_copying(wheel_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    mi.build_index(wheel_dir, out, base_url="https://example.org/releases/v0.1.0")
+    assert not list(out.rglob("*.whl"))
+    page = (out / "cu130" / "fusedops" / "index.html").read_text()
+    assert 'href="https://example.org/releases/v0.1.0/fusedops-0.1.0%2Bcu130-' in page
+    flinks = (out / "whl" / "torch-2.11.0+cu130.html").read_text()
+    assert "https://example.org/releases/v0.1.0/fusedops-0.1.0%2Bcu130torch2.11" in flinks
+
+
+def test_cli(wheel_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "index"
+    assert mi.main([str(wheel_dir), str(out), "--pypi-flavor", str(tmp_path / "pypi")]) == 0
+    printed = capsys.readouterr().out
+    assert "pages under" in printed and "fusedops-0.1.0-cp310-abi3-linux_x86_64.whl" in printed
+    assert (out / "cpu" / "fusedops" / "index.html").is_file()
+
+
+def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert mi.main([str(empty), str(tmp_path / "out")]) == 1
+    assert "no fusedops-*.whl in" in capsys.readouterr().err
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "fusedops-garbage.whl").write_bytes(b"")
+    assert mi.main([str(bad), str(tmp_path / "out")]) == 1
+    assert "not a wheel filename" in capsys.readouterr().err
+    (bad / "fusedops-garbage.whl").rename(bad / "fusedops-0.1.0+cpu-py3-none-any.whl")
+    assert mi.main([str(bad), str(tmp_path / "out")]) == 1
+    assert "is not a zip file" in capsys.readouterr().err
+    only_cpu = tmp_path / "cpu"
+    synthetic(only_cpu, "0.1.0+cpu", "cp310-abi3-linux_x86_64", ">=2.10")
+    assert mi.main([str(only_cpu), "--pypi-flavor", str(tmp_path / "p")]) == 1
+    assert "need exactly one stable +cu130 wheel" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        mi.main([str(only_cpu)])
+    assert "give OUT_DIR, --pypi-flavor OUT, or both" in capsys.readouterr().err

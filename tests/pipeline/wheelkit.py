@@ -1,0 +1,214 @@
+"""Build tiny but real wheels for the pipeline tests (gcc-compiled .so, proper RECORD)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import subprocess
+import sysconfig
+import zipfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+ARCHS_CU130 = "7.5 8.0 8.6 9.0 10.0 12.0+PTX"
+
+
+def cell(**overrides: object) -> dict[str, object]:
+    """A matrix cell; defaults describe the stable CPU wheel."""
+    base: dict[str, object] = {
+        "id": "cpu-stable",
+        "abi": "stable",
+        "cuda": "cpu",
+        "variant": "cpu",
+        "torch": "2.14.1",
+        "python": "3.10",
+        "platform": "linux-x86_64",
+        "torch_requirement": ">=2.10",
+        "python_requirement": ">=3.10",
+        "arch_list": "",
+        "local_version": "cpu",
+        "pypi_default": False,
+    }
+    base.update(overrides)
+    return base
+
+
+def cu130_cell(**overrides: object) -> dict[str, object]:
+    values: dict[str, object] = {
+        "id": "cu130-stable",
+        "cuda": "13.0",
+        "variant": "cu130",
+        "arch_list": ARCHS_CU130,
+        "local_version": "cu130",
+        "pypi_default": True,
+    }
+    values.update(overrides)
+    return cell(**values)
+
+
+def classic_cell(**overrides: object) -> dict[str, object]:
+    values: dict[str, object] = {
+        "id": "cpu-torch2.14-py3.11",
+        "abi": "classic",
+        "python": "3.11",
+        "torch_requirement": "==2.14.*",
+        "python_requirement": "==3.11.*",
+        "local_version": "cputorch2.14",
+    }
+    values.update(overrides)
+    return cell(**values)
+
+
+def build_info_source(**overrides: object) -> bytes:
+    info: dict[str, object] = {
+        "version": "0.1.0+cpu",
+        "torch": "2.14.1",
+        "cuda": None,
+        "abi": "stable",
+        "arch_list": [],
+        "git_sha": "0123456789abcdef0123456789abcdef01234567",
+        "variant": "cpu",
+    }
+    info.update(overrides)
+    return f"BUILD_INFO = {info!r}\n".encode()
+
+
+# A fusedops package implemented in pure torch: what the smoke test imports.
+PURE_TORCH_INIT = b"""
+import torch
+from fusedops._build_info import BUILD_INFO
+
+
+def rms_norm(x, weight, eps=1e-6):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def fused_add_rms_norm(x, residual, weight, eps=1e-6):
+    res = x + residual
+    return rms_norm(res, weight, eps), res
+
+
+def silu_and_mul(x):
+    d = x.shape[-1] // 2
+    return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
+"""
+
+# Limited-API 3.10 extension module that also needs libc10/libtorch_cpu (like the real one).
+LIMITED_EXT_C = r"""
+#define Py_LIMITED_API 0x030A0000
+#include <Python.h>
+#include <stdlib.h>
+int c10_probe(void);
+int torch_probe(void);
+/* getenv makes libc a real dependency, as in any real extension */
+int fusedops_probe(void) { return c10_probe() + torch_probe() + (getenv("FUSEDOPS") != NULL); }
+static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "_C", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&mod); }
+"""
+
+# Uses a private CPython symbol that is not part of the limited API.
+NONLIMITED_EXT_C = r"""
+#include <Python.h>
+#include <stdlib.h>
+int c10_probe(void);
+PyObject **fusedops_dict(PyObject *o) { c10_probe(); getenv("X"); return _PyObject_GetDictPtr(o); }
+static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "_C", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&mod); }
+"""
+
+# A "CPU" extension that wrongly links the CUDA runtime.
+CUDART_EXT_C = LIMITED_EXT_C.replace(
+    "torch_probe() + (getenv", "torch_probe() + cudart_probe() + (getenv"
+).replace("int torch_probe(void);", "int torch_probe(void);\nint cudart_probe(void);")
+
+
+def gcc(source: str, out: Path, args: Sequence[str] = ()) -> Path:
+    """Compile ``source`` into a shared object with gcc."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    src = out.with_suffix(".c")
+    src.write_text(source)
+    include = sysconfig.get_paths()["include"]
+    cmd = ["gcc", "-shared", "-fPIC", "-O1", f"-I{include}", str(src), "-o", str(out), *args]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return out
+
+
+def fake_torch_lib(root: Path) -> Path:
+    """A torch/lib stand-in: libc10.so, libtorch_cpu.so and a libcudart.so.13."""
+    lib = root / "torch" / "lib"
+    gcc("int c10_probe(void) { return 1; }\n", lib / "libc10.so", ["-Wl,-soname,libc10.so"])
+    gcc(
+        "int torch_probe(void) { return 2; }\n",
+        lib / "libtorch_cpu.so",
+        ["-Wl,-soname,libtorch_cpu.so"],
+    )
+    gcc(
+        "int cudart_probe(void) { return 3; }\n",
+        lib / "libcudart.so.13",
+        ["-Wl,-soname,libcudart.so.13"],
+    )
+    return lib
+
+
+def link_args(torch_lib: Path, *libs: str) -> list[str]:
+    args = [f"-L{torch_lib}"] + [f"-l:{lib}" for lib in libs]
+    return args
+
+
+def record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+    return "sha256=" + digest.decode()
+
+
+def write_wheel(
+    out_dir: Path,
+    version: str,
+    tag: str = "cp310-abi3-linux_x86_64",
+    files: Mapping[str, bytes] | None = None,
+    *,
+    requires: Sequence[str] = ("torch>=2.10",),
+    requires_python: str | None = ">=3.10",
+    wheel_tags: Sequence[str] | None = None,
+    purelib: bool = False,
+) -> Path:
+    """Zip ``files`` into a proper wheel (WHEEL, METADATA, RECORD)."""
+    dist_info = f"fusedops-{version}.dist-info"
+    meta = ["Metadata-Version: 2.1", "Name: fusedops", f"Version: {version}"]
+    if requires_python:
+        meta.append(f"Requires-Python: {requires_python}")
+    meta += [f"Requires-Dist: {r}" for r in requires]
+    tags = list(wheel_tags) if wheel_tags is not None else _expand(tag)
+    wheel_text = [
+        "Wheel-Version: 1.0",
+        "Generator: wheelkit",
+        f"Root-Is-Purelib: {str(purelib).lower()}",
+    ]
+    wheel_text += [f"Tag: {t}" for t in tags]
+    members = dict(files or {})
+    members[f"{dist_info}/METADATA"] = ("\n".join(meta) + "\n").encode()
+    members[f"{dist_info}/WHEEL"] = ("\n".join(wheel_text) + "\n").encode()
+    record = [f"{p},{record_hash(d)},{len(d)}" for p, d in members.items()]
+    record.append(f"{dist_info}/RECORD,,")
+    members[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"fusedops-{version}-{tag}.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            info.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
+            zf.writestr(info, data, zipfile.ZIP_DEFLATED)
+    return path
+
+
+def _expand(tag: str) -> list[str]:
+    py, abi, plats = tag.split("-")
+    return [f"{p}-{abi}-{plat}" for p in py.split(".") for plat in plats.split(".")]
+
+
+def package_files(
+    so: Path | None, build_info: bytes, init: bytes = PURE_TORCH_INIT
+) -> dict[str, bytes]:
+    files = {"fusedops/__init__.py": init, "fusedops/_build_info.py": build_info}
+    if so is not None:
+        files[f"fusedops/{so.name}"] = so.read_bytes()
+    return files
