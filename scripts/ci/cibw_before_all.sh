@@ -31,15 +31,17 @@ pick_python() {
   return 1
 }
 
+if [[ "$cuda_source" == none ]]; then
+  if [[ "$cuda" != cpu ]]; then
+    echo "cibw_before_all.sh: cuda_source 'none' but the cell's cuda is '$cuda'" >&2
+    exit 2
+  fi
+  echo "cibw_before_all.sh: CPU cell, no CUDA toolkit needed"
+  exit 0
+fi
+target="${CUDA_HOME:?CUDA_HOME is not set; wheels.yml sets it for CUDA cells and environment-pass carries it in}"
+
 case "$cuda_source" in
-  none)
-    if [[ "$cuda" != cpu ]]; then
-      echo "cibw_before_all.sh: cuda_source 'none' but the cell's cuda is '$cuda'" >&2
-      exit 2
-    fi
-    echo "cibw_before_all.sh: CPU cell, no CUDA toolkit needed"
-    exit 0
-    ;;
   nvidia-repo)
     home="$(bash "${here}/install_cuda_nvidia_repo.sh" "$cuda" | tail -n 1)"
     ;;
@@ -54,7 +56,6 @@ case "$cuda_source" in
     ;;
 esac
 
-target="${CUDA_HOME:?CUDA_HOME is not set; wheels.yml sets it for CUDA cells and environment-pass carries it in}"
 if [[ -z "$home" || ! -d "$home" ]]; then
   echo "cibw_before_all.sh: the toolkit step printed '$home', which is not a directory" >&2
   exit 1
