@@ -108,7 +108,7 @@ def test_before_all_rejects_a_toolkit_of_the_wrong_version(project: Path, tmp_pa
         ({"FUSEDOPS_CELL_CUDA_SOURCE": "pypi", "CUDA_HOME": "/x"}, "FUSEDOPS_CELL_CUDA is not set"),
         ({"FUSEDOPS_CELL_CUDA": "13.0", "CUDA_HOME": "/x"}, "FUSEDOPS_CELL_CUDA_SOURCE is not set"),
         (
-            {"FUSEDOPS_CELL_CUDA": "13.0", "FUSEDOPS_CELL_CUDA_SOURCE": "conda"},
+            {"FUSEDOPS_CELL_CUDA": "13.0", "FUSEDOPS_CELL_CUDA_SOURCE": "conda", "CUDA_HOME": "/x"},
             "unknown FUSEDOPS_CELL_CUDA_SOURCE",
         ),
         ({"FUSEDOPS_CELL_CUDA": "12.8", "FUSEDOPS_CELL_CUDA_SOURCE": "none"}, "cuda_source 'none'"),
