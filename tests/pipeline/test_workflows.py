@@ -31,7 +31,6 @@ GITHUB = REPO / ".github"
 WORKFLOW_DIR = GITHUB / "workflows"
 NOXFILE = REPO / "noxfile.py"
 PYPROJECT = REPO / "pyproject.toml"
-SNIPPET = REPO / "docs" / "cibuildwheel.toml.snippet"
 CHECK_WORKFLOWS = REPO / "scripts" / "check_workflows.py"
 SHELL_SCRIPTS = sorted((REPO / "scripts" / "ci").glob("*.sh"))
 
@@ -148,12 +147,8 @@ def load_toml(path: Path) -> dict[str, Any]:
 
 
 def cibuildwheel_config() -> tuple[str, dict[str, Any]]:
-    """[tool.cibuildwheel] from pyproject.toml once pasted there, else from the snippet."""
-    if PYPROJECT.is_file():
-        table = load_toml(PYPROJECT).get("tool", {}).get("cibuildwheel")
-        if table:
-            return "pyproject.toml", table
-    return "docs/cibuildwheel.toml.snippet", load_toml(SNIPPET)["tool"]["cibuildwheel"]
+    """[tool.cibuildwheel] from pyproject.toml."""
+    return "pyproject.toml", load_toml(PYPROJECT)["tool"]["cibuildwheel"]
 
 
 def cibuildwheel_commands() -> list[str]:
@@ -171,7 +166,7 @@ def command_sources() -> dict[str, list[str]]:
     for name in WORKFLOWS:
         sources[name] = [script for _, script in run_scripts(name)]
     sources["cibuildwheel"] = (
-        cibuildwheel_commands() if SNIPPET.is_file() or PYPROJECT.is_file() else []
+        cibuildwheel_commands()
     )
     for script in SHELL_SCRIPTS:
         # The helpers call scripts as "$python" "${project}/scripts/x.py".
