@@ -1,0 +1,152 @@
+"""`python -m fusedops doctor`: does this fusedops build fit this machine?
+
+The report is a plain dict (so `--json` and tests use the same data), built
+without assuming the library loaded: a broken install is when it is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from typing import Any
+
+from . import _compat
+from ._version import __version__
+
+ENV_VARS = ("CUDA_HOME", "CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST", "FUSEDOPS_INDEX_URL")
+
+
+def _torch_report() -> dict[str, Any]:
+    try:
+        import torch
+    except ImportError as err:
+        return {"installed": False, "error": str(err)}
+    report: dict[str, Any] = {
+        "installed": True,
+        "version": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cuda_available": False,
+        "gpus": [],
+    }
+    try:
+        report["cuda_available"] = torch.cuda.is_available()
+        for index in range(torch.cuda.device_count() if report["cuda_available"] else 0):
+            major, minor = torch.cuda.get_device_capability(index)
+            report["gpus"].append(
+                {"index": index, "name": torch.cuda.get_device_name(index), "capability": [major, minor]}
+            )
+    except RuntimeError as err:  # a broken driver: report it, don't crash the doctor
+        report["cuda_error"] = str(err)
+    return report
+
+
+def _build_report() -> dict[str, Any]:
+    try:
+        from ._loader import read_build_info
+
+        return read_build_info()
+    except ImportError as err:
+        return {"error": str(err)}
+
+
+def collect(load_error: BaseException | None = None) -> dict[str, Any]:
+    """Everything the doctor knows, and its verdict."""
+    torch_info = _torch_report()
+    build = _build_report()
+    problems: list[str] = []
+    advice: list[str] = []
+
+    if not torch_info["installed"]:
+        problems.append("torch is not installed")
+        advice.append("pip install torch  (then reinstall the matching fusedops wheel)")
+    if "error" in build:
+        problems.append(build["error"])
+
+    if torch_info["installed"] and "error" not in build:
+        reason = _compat.torch_mismatch(build, torch_info["version"], torch_info["cuda"])
+        if reason:
+            problems.append(reason)
+            base = str(build["version"]).split("+")[0]
+            advice.append(_compat.pip_command(base, torch_info["version"], torch_info["cuda"]))
+        for gpu in torch_info["gpus"]:
+            verdict = _compat.arch_coverage(tuple(gpu["capability"]), build.get("arch_list", []))
+            gpu["covered"] = verdict.covered
+            gpu["how"] = verdict.how
+            if build.get("cuda") and not verdict.covered:
+                problems.append(f"cuda:{gpu['index']} ({gpu['name']}): {verdict.how}")
+                advice.append(
+                    "rebuild for it: TORCH_CUDA_ARCH_LIST="
+                    f"\"{gpu['capability'][0]}.{gpu['capability'][1]}\" pip install --no-build-isolation "
+                    "fusedops --no-binary fusedops"
+                )
+        if not build.get("cuda") and torch_info["cuda_available"]:
+            advice.append(
+                "this is a CPU-only fusedops build: CUDA tensors are not supported; for GPU "
+                "kernels: " + _compat.pip_command(
+                    str(build["version"]).split("+")[0], torch_info["version"], torch_info["cuda"]
+                )
+            )
+
+    if load_error is not None and not problems:
+        problems.append(f"the library failed to load: {load_error}")
+
+    return {
+        "python": {"version": platform.python_version(), "executable": sys.executable},
+        "platform": platform.platform(),
+        "environment": {name: os.environ[name] for name in ENV_VARS if name in os.environ},
+        "torch": torch_info,
+        "fusedops": {"version": __version__, "build": build},
+        "problems": problems,
+        "advice": advice,
+        "verdict": "OK" if not problems else "PROBLEM",
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as aligned text for a terminal."""
+    lines = ["fusedops doctor", ""]
+
+    def row(key: str, value: object) -> None:
+        lines.append(f"  {key:<22} {value}")
+
+    lines.append("environment")
+    row("python", f"{report['python']['version']} ({report['python']['executable']})")
+    row("platform", report["platform"])
+    for name, value in report["environment"].items():
+        row(name, value)
+
+    torch_info = report["torch"]
+    lines += ["", "torch"]
+    if torch_info["installed"]:
+        row("version", torch_info["version"])
+        row("CUDA", torch_info["cuda"] or "none (CPU-only build)")
+        row("GPU available", torch_info["cuda_available"])
+        if "cuda_error" in torch_info:
+            row("CUDA error", torch_info["cuda_error"])
+    else:
+        row("installed", "no")
+
+    build = report["fusedops"]["build"]
+    lines += ["", "fusedops wheel"]
+    if "error" in build:
+        row("build info", build["error"])
+    else:
+        row("version", build["version"])
+        row("ABI", build["abi"])
+        row("built against torch", build["torch"])
+        row("CUDA", build["cuda"] or "none (CPU-only)")
+        row("archs", " ".join(build["arch_list"]) or "-")
+        row("git sha", build.get("git_sha") or "unknown")
+
+    if torch_info.get("gpus"):
+        lines += ["", "GPUs"]
+        for gpu in torch_info["gpus"]:
+            cap = f"{gpu['capability'][0]}.{gpu['capability'][1]}"
+            status = ("covered: " if gpu.get("covered") else "NOT covered: ") + gpu.get("how", "?")
+            row(f"cuda:{gpu['index']}", f"{gpu['name']} (sm {cap}) {status}")
+
+    lines += ["", f"verdict: {report['verdict']}"]
+    lines += [f"  problem: {p}" for p in report["problems"]]
+    lines += [f"  fix: {a}" for a in report["advice"]]
+    return "\n".join(lines)
