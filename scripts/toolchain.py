@@ -14,7 +14,7 @@
 Library functions log through `log` (default print); the CLI logs to stderr so
 that stdout stays machine-readable:
 
-    toolchain.py cuda --version 13.2 --print-home
+    toolchain.py cuda --version 13.2 --print-home      (--cuda is the same flag)
     toolchain.py torch --torch 2.11.0 --python 3.12 --variant cu130 --print-python
     toolchain.py env --cell-json '{"id": ..., "cuda": "13.0", ...}' [--json | --export]
     toolchain.py compiler-cache [--install] [--json | --export]
@@ -98,7 +98,7 @@ STAMP_NAME = ".fusedops-toolchain.json"
 STAMP_FORMAT = 1
 
 _CUDA_RE = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)*$")
-_VARIANT_RE = re.compile(r"^cu(\d+)(\d)$")
+_VARIANT_RE = re.compile(r"^cu(\d{2,})(\d)$")  # cu130 -> 13.0, cu118 -> 11.8
 _PYTHON_RE = re.compile(r"^(?:python|py)?(\d+)\.(\d+)(?:\.\d+)?$")
 _TORCH_RE = re.compile(r"^\d+\.\d+(?:\.\d+)?$")
 
@@ -474,12 +474,14 @@ def find_python(
     else:
         looked.append("pyenv (not installed)")
 
-    shims = str(root / "shims") if root is not None else None
-    on_path = shutil.which(name, path=env.get("PATH"))
     # pyenv's shims answer for every name and fail when the version is absent.
-    not_a_shim = on_path and (shims is None or not on_path.startswith(shims + os.sep))
-    if on_path and not_a_shim and _python_reports(on_path, want):
-        return Path(on_path)
+    shims = (root / "shims").resolve() if root is not None else None
+    for entry in (env.get("PATH") or "").split(os.pathsep):
+        if not entry or (shims is not None and Path(entry).resolve() == shims):
+            continue
+        exe = Path(entry) / name
+        if exe.is_file() and os.access(exe, os.X_OK) and _python_reports(str(exe), want):
+            return exe
     looked.append(f"{name} on PATH")
     raise ToolchainError(
         f"Python {'{}.{}'.format(*want)} not found; looked at {'; '.join(looked)}. "
@@ -834,7 +836,8 @@ def build_env(
             "CUDA_HOME": str(home),
             "TORCH_CUDA_ARCH_LIST": _arch_list(cell),
         }
-        path = os.pathsep.join([str(home / "bin"), path])
+        if path.split(os.pathsep)[0] != str(home / "bin"):
+            path = os.pathsep.join([str(home / "bin"), path])
     out["MAX_JOBS"] = env.get("MAX_JOBS") or str(default_max_jobs())
     epoch = env.get("SOURCE_DATE_EPOCH") or source_date_epoch(repo_root)
     if epoch:
@@ -880,7 +883,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     cuda = sub.add_parser("cuda", help="a CUDA toolkit (CUDA_HOME) for a CUDA version")
-    cuda.add_argument("--version", required=True, help="MAJOR.MINOR, e.g. 13.2")
+    cuda.add_argument(
+        "--version", "--cuda", dest="version", required=True, help="MAJOR.MINOR, e.g. 13.2"
+    )
     cuda.add_argument("--print-home", action="store_true", help="print CUDA_HOME on stdout")
 
     torch = sub.add_parser("torch", help="a cached venv with a torch for a Python")
