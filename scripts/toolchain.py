@@ -621,6 +621,7 @@ def torch_env(
                 f"pip's configuration excludes torch {torch} ({blocker}): PIP_CONFIG_FILE=/dev/null"
             )
             pip_env["PIP_CONFIG_FILE"] = os.devnull
+            pip_env.pop("PIP_CONSTRAINT", None)
         cmd = [*pip, f"torch=={torch}"]
         source = "pip's configured indexes"
         if torch_index:
