@@ -1,0 +1,511 @@
+"""scripts/toolchain.py: toolkits, torch envs, compiler cache, build environments.
+
+Fast and offline. Tests that download (a PyPI CUDA toolkit, a torch env) are
+marked `slow` and run only with FUSEDOPS_SLOW_TESTS=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+for _path in (ROOT, ROOT / "scripts"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+import toolchain  # noqa: E402
+from toolchain import ToolchainError  # noqa: E402
+
+downloads = pytest.mark.skipif(
+    os.environ.get("FUSEDOPS_SLOW_TESTS") != "1",
+    reason="downloads from PyPI (once per cache); set FUSEDOPS_SLOW_TESTS=1",
+)
+
+SYSTEM_CUDA_130 = Path("/usr/local/cuda-13.0")
+
+CPU_CELL = {
+    "id": "stable-cpu",
+    "abi": "stable",
+    "cuda": "cpu",
+    "variant": "cpu",
+    "torch": "2.14.1",
+    "python": "3.11",
+    "platform": "linux_x86_64",
+    "torch_requirement": "torch>=2.10",
+    "python_requirement": ">=3.10",
+    "arch_list": "",
+    "local_version": "cpu",
+}
+CU130_CELL = {
+    **CPU_CELL,
+    "id": "stable-cu130",
+    "cuda": "13.0",
+    "variant": "cu130",
+    "arch_list": "7.5 8.0 8.6 9.0 10.0 12.0+PTX",
+    "local_version": "cu130",
+}
+
+
+def logs() -> tuple[list[str], object]:
+    lines: list[str] = []
+    return lines, lines.append
+
+
+def fake_nvcc(path: Path, release: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "#!/bin/sh\n"
+        f'echo "Cuda compilation tools, release {release}, V{release}.86"\n'
+        f'echo "Build cuda_{release}"\n'
+    )
+    path.chmod(0o755)
+    return path
+
+
+def fake_python(path: Path, version: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho {version}\n")
+    path.chmod(0o755)
+    return path
+
+
+def no_downloads(*args, **kwargs):
+    raise AssertionError(f"unexpected subprocess step: {args} {kwargs}")
+
+
+# --- version parsing -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("13.0", (13, 0)),
+        ("13.2", (13, 2)),
+        ("13.2.78", (13, 2)),
+        ("cu132", (13, 2)),
+        ("cu126", (12, 6)),
+    ],
+)
+def test_parse_cuda_version(text, expected):
+    assert toolchain.parse_cuda_version(text) == expected
+
+
+@pytest.mark.parametrize("text", ["13", "cpu", "thirteen", "13.x", "", "cu13"])
+def test_parse_cuda_version_rejects(text):
+    with pytest.raises(ToolchainError, match=r"expected MAJOR\.MINOR"):
+        toolchain.parse_cuda_version(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("3.12", (3, 12)), ("3.12.1", (3, 12)), ("py3.10", (3, 10))]
+)
+def test_parse_python_version(text, expected):
+    assert toolchain.parse_python_version(text) == expected
+
+
+def test_parse_python_version_rejects():
+    with pytest.raises(ToolchainError, match=r"expected 3\.N"):
+        toolchain.parse_python_version("3")
+
+
+# --- CUDA toolkits ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["12.6", "12.8", "12.9"])
+def test_cuda_12_is_a_clear_error_not_a_download(monkeypatch, tmp_path, version):
+    monkeypatch.setattr(toolchain, "system_toolkit", lambda v, env=None: None)
+    monkeypatch.setattr(toolchain, "_pypi_toolkit", no_downloads)
+    with pytest.raises(ToolchainError) as err:
+        toolchain.cuda_home(version, cache_dir=tmp_path, log=lambda m: None)
+    message = str(err.value)
+    assert f"CUDA {version}" in message
+    assert "not on PyPI" in message
+    assert toolchain.NVIDIA_REPO_SCRIPT in message
+    assert f"CUDA_HOME=/usr/local/cuda-{version}" in message
+    assert not any(tmp_path.iterdir())
+
+
+def test_unknown_future_major_names_the_table(monkeypatch, tmp_path):
+    monkeypatch.setattr(toolchain, "system_toolkit", lambda v, env=None: None)
+    with pytest.raises(ToolchainError, match="PYPI_CUDA_LAYOUT"):
+        toolchain.cuda_home("14.0", cache_dir=tmp_path, log=lambda m: None)
+
+
+@pytest.mark.skipif(
+    not (SYSTEM_CUDA_130 / "bin" / "nvcc").is_file(),
+    reason="this machine has no /usr/local/cuda-13.0 toolkit",
+)
+def test_system_toolkit_is_used_for_its_version(monkeypatch, tmp_path):
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(toolchain, "_pypi_toolkit", no_downloads)
+    lines, log = logs()
+    home = toolchain.cuda_home("13.0", cache_dir=tmp_path, log=log)
+    assert home == SYSTEM_CUDA_130.resolve()
+    assert "system toolkit" in lines[-1]
+    assert not any(tmp_path.iterdir())  # nothing downloaded or assembled
+
+
+def test_stamp_round_trip_and_currency(tmp_path):
+    path = tmp_path / toolchain.STAMP_NAME
+    assert toolchain.read_stamp(path) is None
+    path.write_text("{not json")
+    assert toolchain.read_stamp(path) is None
+    data = {"cuda": "13.2", "nvcc_release": "13.2", "packages": {"nvidia-cuda-nvcc": "13.2.86"}}
+    toolchain.write_stamp(path, data)
+    stamp = toolchain.read_stamp(path)
+    assert stamp["format"] == toolchain.STAMP_FORMAT
+    assert toolchain.cuda_stamp_is_current(stamp, "13.2")
+    assert not toolchain.cuda_stamp_is_current(stamp, "13.1")
+    assert not toolchain.cuda_stamp_is_current({**stamp, "format": 0}, "13.2")
+    assert not toolchain.cuda_stamp_is_current({**stamp, "packages": {}}, "13.2")
+    assert not toolchain.cuda_stamp_is_current({**stamp, "nvcc_release": "13.1"}, "13.2")
+    assert not toolchain.cuda_stamp_is_current(None, "13.2")
+
+
+def test_installed_packages_reads_dist_info(tmp_path):
+    (tmp_path / "nvidia_cuda_nvcc-13.2.86.dist-info").mkdir()
+    (tmp_path / "cuda_toolkit-13.2.2.dist-info").mkdir()
+    (tmp_path / "nvidia").mkdir()
+    assert toolchain.installed_packages(tmp_path) == {
+        "cuda-toolkit": "13.2.2",
+        "nvidia-cuda-nvcc": "13.2.86",
+    }
+
+
+def make_pypi_layout(src: Path, release: str = "13.2") -> Path:
+    fake_nvcc(src / "bin" / "nvcc", release)
+    for name in ("ptxas", "fatbinary", "nvlink", "cudafe++", "nvcc.profile"):
+        (src / "bin" / name).write_text("")
+    (src / "bin" / "crt").mkdir()
+    (src / "include").mkdir(parents=True)
+    (src / "include" / "cuda_runtime.h").write_text("")
+    (src / "nvvm" / "bin").mkdir(parents=True)
+    (src / "lib").mkdir()
+    (src / "lib" / "libcudart.so.13").write_text("")
+    (src / "lib" / "libcudart_static.a").write_text("")
+    return src
+
+
+def test_assemble_cuda_home_layout(tmp_path):
+    src = make_pypi_layout(tmp_path / "pypi" / "site" / "nvidia" / "cu13")
+    home = tmp_path / "cuda-13.2"
+    toolchain.assemble_cuda_home(src, home)
+    for name in ("nvcc", "ptxas", "fatbinary", "nvlink", "cudafe++", "nvcc.profile", "crt"):
+        link = home / "bin" / name
+        assert link.is_symlink() and not os.path.isabs(os.readlink(link))
+        assert link.resolve() == (src / "bin" / name).resolve()
+    assert (home / "include" / "cuda_runtime.h").is_file()
+    assert (home / "nvvm" / "bin").is_dir()
+    assert os.readlink(home / "lib64" / "libcudart.so") == "libcudart.so.13"
+    assert (home / "lib64" / "libcudart.so").resolve() == (src / "lib" / "libcudart.so.13")
+    assert (home / "lib").resolve() == (home / "lib64").resolve()
+    # Relative links: the tree survives moving the whole cache.
+    moved = tmp_path.rename(tmp_path.with_name(tmp_path.name + "-moved"))
+    assert (moved / "cuda-13.2" / "include" / "cuda_runtime.h").is_file()
+
+
+def test_assemble_cuda_home_reports_missing_pieces(tmp_path):
+    src = make_pypi_layout(tmp_path / "src")
+    (src / "include" / "cuda_runtime.h").unlink()
+    with pytest.raises(ToolchainError, match=r"include/cuda_runtime\.h"):
+        toolchain.assemble_cuda_home(src, tmp_path / "home")
+
+
+def test_check_nvcc_rejects_another_version(tmp_path):
+    fake_nvcc(tmp_path / "bin" / "nvcc", "13.1")
+    toolchain.check_nvcc(tmp_path, "13.1")
+    with pytest.raises(ToolchainError, match=r"reports CUDA 13\.1, expected 13\.2"):
+        toolchain.check_nvcc(tmp_path, "13.2")
+
+
+def stamped_home(cache: Path, version: str, release: str) -> Path:
+    home = cache / f"cuda-{version}"
+    fake_nvcc(home / "bin" / "nvcc", release)
+    toolchain.write_stamp(
+        home / toolchain.STAMP_NAME,
+        {
+            "cuda": version,
+            "nvcc_release": version,
+            "nvcc_full": f"{release}.86",
+            "packages": {"nvidia-cuda-nvcc": f"{release}.86"},
+        },
+    )
+    return home
+
+
+def test_second_call_uses_the_cache(monkeypatch, tmp_path):
+    monkeypatch.setattr(toolchain, "system_toolkit", lambda v, env=None: None)
+    monkeypatch.setattr(toolchain, "_run", no_downloads)
+    home = stamped_home(tmp_path, "13.2", "13.2")
+    lines, log = logs()
+    assert toolchain.cuda_home("13.2", cache_dir=tmp_path, log=log) == home
+    assert "cached PyPI toolkit" in lines[-1]
+
+
+def test_stale_stamp_reinstalls(monkeypatch, tmp_path):
+    monkeypatch.setattr(toolchain, "system_toolkit", lambda v, env=None: None)
+    stamped_home(tmp_path, "13.2", "13.2")
+    stamp = tmp_path / "cuda-13.2" / toolchain.STAMP_NAME
+    stamp.write_text(stamp.read_text().replace('"13.2"', '"13.1"'))
+    calls = []
+
+    def record(cmd, **kwargs):
+        calls.append(cmd)
+        raise ToolchainError("stop here")
+
+    monkeypatch.setattr(toolchain, "_run", record)
+    with pytest.raises(ToolchainError, match="stop here"):
+        toolchain.cuda_home("13.2", cache_dir=tmp_path, log=lambda m: None)
+    assert "cuda-toolkit[nvcc,cudart,cccl]==13.2.*" in calls[0]
+    assert not (tmp_path / "cuda-13.2").exists()  # the stale tree was cleared first
+
+
+# --- interpreters and torch envs ------------------------------------------
+
+
+def test_find_python_prefers_the_current_interpreter(tmp_path):
+    exe = "/some/python3.12"
+    assert toolchain.find_python("3.12", env={}, current=((3, 12), exe)) == Path(exe)
+
+
+def test_find_python_picks_newest_pyenv_patch(tmp_path):
+    for patch in ("3.12.1", "3.12.9", "3.12.10"):
+        fake_python(tmp_path / "versions" / patch / "bin" / "python3.12", "3.12")
+    fake_python(tmp_path / "versions" / "3.13.0" / "bin" / "python3.13", "3.13")
+    env = {"PYENV_ROOT": str(tmp_path), "PATH": ""}
+    found = toolchain.find_python("3.12", env=env, current=((3, 11), "/x"))
+    assert found == tmp_path / "versions" / "3.12.10" / "bin" / "python3.12"
+
+
+def test_find_python_missing_says_where_it_looked(tmp_path):
+    fake_python(tmp_path / "versions" / "3.10.13" / "bin" / "python3.10", "3.10")
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    env = {"PYENV_ROOT": str(tmp_path), "PATH": str(empty)}
+    with pytest.raises(ToolchainError) as err:
+        toolchain.find_python("3.9", env=env, current=((3, 11), "/x"))
+    message = str(err.value)
+    assert "Python 3.9 not found" in message
+    assert "current interpreter (3.11)" in message
+    assert "has 3.10.13" in message
+    assert "python3.9 on PATH" in message
+    assert "pyenv install 3.9" in message
+
+
+def test_find_python_uses_path_but_not_pyenv_shims(tmp_path):
+    shims = tmp_path / "pyenv" / "shims"
+    fake_python(shims / "python3.12", "3.12")
+    (tmp_path / "pyenv" / "versions").mkdir()
+    env = {"PYENV_ROOT": str(tmp_path / "pyenv"), "PATH": str(shims)}
+    with pytest.raises(ToolchainError):
+        toolchain.find_python("3.12", env=env, current=((3, 11), "/x"))
+    real = fake_python(tmp_path / "bin" / "python3.12", "3.12")
+    env["PATH"] = os.pathsep.join([str(shims), str(real.parent)])
+    assert toolchain.find_python("3.12", env=env, current=((3, 11), "/x")) == real
+
+
+def test_torch_env_reuses_a_matching_env(monkeypatch, tmp_path):
+    python = tmp_path / "envs" / "torch2.11.0-py3.12-cu130" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    monkeypatch.setattr(toolchain, "probe_torch", lambda p: ("2.11.0+cu130", "13.0"))
+    monkeypatch.setattr(toolchain, "_run", no_downloads)
+    lines, log = logs()
+    got = toolchain.torch_env("2.11.0", "3.12", variant="cu130", cache_dir=tmp_path, log=log)
+    assert got == python.resolve()
+    assert "reusing torch 2.11.0+cu130" in lines[-1]
+
+
+def test_torch_env_refuses_a_torch_of_another_cuda_major(monkeypatch, tmp_path):
+    python = tmp_path / "envs" / "torch2.11.0-py3.12-cu126" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    monkeypatch.setattr(toolchain, "probe_torch", lambda p: ("2.11.0+cu130", "13.0"))
+    with pytest.raises(ToolchainError, match=r"needs a CUDA 12\.x torch"):
+        toolchain.torch_env("2.11.0", "3.12", variant="cu126", cache_dir=tmp_path, log=print)
+
+
+@pytest.mark.parametrize(
+    ("torch_cuda", "variant", "ok"),
+    [
+        ("13.0", "cu130", True),
+        ("13.0", "cu132", True),
+        ("12.8", "cu130", False),
+        (None, "cu130", False),
+        ("13.0", "cpu", True),
+        (None, "cpu", True),
+    ],
+)
+def test_torch_cuda_must_match_the_variant_major(torch_cuda, variant, ok):
+    assert (toolchain._check_torch_cuda("2.14.1", torch_cuda, variant) is None) == ok
+
+
+def test_torch_version_matching():
+    assert toolchain._torch_matches("2.11.0+cu130", "2.11.0")
+    assert toolchain._torch_matches("2.11.0", "2.11")
+    assert not toolchain._torch_matches("2.1.0", "2.11.0")
+    assert not toolchain._torch_matches("2.11.1", "2.11.0")
+
+
+def test_pip_constraint_cap_is_detected(tmp_path):
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text("# mirrored releases\ntorch<=2.14.1\ntorchvision<=0.29.1\n")
+    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_CONSTRAINT": str(constraints)}
+    python = Path(sys.executable)
+    blocker = toolchain.pip_constraint_excludes(python, "torch", "2.15.0", env=env)
+    assert blocker == f"{constraints}: torch<=2.14.1"
+    assert toolchain.pip_constraint_excludes(python, "torch", "2.14.1", env=env) is None
+    assert toolchain.pip_constraint_excludes(python, "numpy", "9.0", env=env) is None
+
+
+# --- compiler cache --------------------------------------------------------
+
+
+def test_compiler_cache_absent_returns_nothing(tmp_path):
+    lines, log = logs()
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    assert toolchain.compiler_cache_env(log, cache_dir=tmp_path, env={"PATH": str(empty)}) == {}
+    assert "no ccache or sccache" in lines[-1]
+
+
+def test_compiler_cache_with_ccache(tmp_path):
+    bin_dir = tmp_path / "bin"
+    ccache = fake_python(bin_dir / "ccache", "ccache")
+    cxx = fake_python(bin_dir / "g++", "g++")
+    env = {"PATH": str(bin_dir), "CXX": "g++"}
+    out = toolchain.compiler_cache_env(
+        lambda m: None, cache_dir=tmp_path, nvcc="/cuda/bin/nvcc", repo_root=tmp_path, env=env
+    )
+    assert out["PYTORCH_NVCC"] == f"{ccache} /cuda/bin/nvcc"
+    wrapper = Path(out["CXX"])
+    assert " " not in out["CXX"]  # torch quotes CXX as one word
+    assert wrapper.read_text().splitlines()[-1] == f'exec {ccache} {cxx} "$@"'
+    assert os.access(wrapper, os.X_OK)
+    assert out["TORCH_NO_COMPILER_WRAPPER"] == "1"
+    assert out["CCACHE_BASEDIR"] == str(tmp_path.resolve())
+    assert out["CCACHE_NOHASHDIR"] == "1"
+    assert out["CCACHE_DIR"] == str(tmp_path.resolve() / "ccache")
+    assert "include_file_mtime" in out["CCACHE_SLOPPINESS"]
+
+
+# --- build environments ----------------------------------------------------
+
+
+def test_build_env_cpu_cell(tmp_path):
+    env = {"PATH": "/usr/bin"}
+    out = toolchain.build_env(CPU_CELL, cache_dir=tmp_path, env=env, compiler_cache=False)
+    assert out["FUSEDOPS_CUDA"] == "0"
+    assert out["FUSEDOPS_ABI"] == "stable"
+    assert "CUDA_HOME" not in out
+    assert "TORCH_CUDA_ARCH_LIST" not in out
+    assert out["SOURCE_DATE_EPOCH"].isdigit()
+    assert int(out["MAX_JOBS"]) >= 1
+    assert out["PATH"] == "/usr/bin"
+
+
+@pytest.mark.parametrize(
+    "arch_list", ["7.5 8.0 8.6 9.0 10.0 12.0+PTX", ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"]]
+)
+def test_build_env_cu130_stable_cell(tmp_path, arch_list):
+    home = tmp_path / "cuda-13.0"
+    asked = []
+
+    def fake_home(version, *, cache_dir=None, log=print):
+        asked.append(version)
+        return home
+
+    cell = {**CU130_CELL, "arch_list": arch_list}
+    env = {"PATH": "/usr/bin", "MAX_JOBS": "7", "SOURCE_DATE_EPOCH": "1700000000"}
+    out = toolchain.build_env(
+        cell, cache_dir=tmp_path, env=env, compiler_cache=False, cuda_home_fn=fake_home
+    )
+    assert asked == ["13.0"]
+    assert out["CUDA_HOME"] == str(home)
+    assert out["FUSEDOPS_CUDA"] == "1"
+    assert out["FUSEDOPS_ABI"] == "stable"
+    assert out["TORCH_CUDA_ARCH_LIST"] == "7.5 8.0 8.6 9.0 10.0 12.0+PTX"
+    assert out["PATH"].split(os.pathsep)[0] == str(home / "bin")
+    assert out["MAX_JOBS"] == "7"  # the user's setting wins
+    assert out["SOURCE_DATE_EPOCH"] == "1700000000"
+
+
+def test_build_env_cuda_cell_needs_archs(tmp_path):
+    cell = {**CU130_CELL, "arch_list": ""}
+    with pytest.raises(ToolchainError, match="arch_list"):
+        toolchain.build_env(
+            cell, env={}, compiler_cache=False, cuda_home_fn=lambda v, **k: tmp_path
+        )
+
+
+def test_build_env_rejects_bad_cells():
+    with pytest.raises(ToolchainError, match="lacks abi"):
+        toolchain.build_env({"id": "x", "cuda": "cpu"}, env={}, compiler_cache=False)
+    with pytest.raises(ToolchainError, match="not stable or classic"):
+        toolchain.build_env({**CPU_CELL, "abi": "limited"}, env={}, compiler_cache=False)
+
+
+def test_source_date_epoch_is_the_last_commit():
+    value = toolchain.source_date_epoch(ROOT)
+    if value is None:
+        pytest.skip("not a git checkout (e.g. an sdist)")
+    assert value.isdigit() and int(value) > 1_600_000_000
+
+
+# --- CLI -------------------------------------------------------------------
+
+
+def test_cli_env_prints_json_on_stdout_only(capsys):
+    rc = toolchain.main(
+        ["env", "--cell-json", json.dumps(CPU_CELL), "--json", "--no-compiler-cache"]
+    )
+    captured = capsys.readouterr()
+    assert rc == 0
+    values = json.loads(captured.out)
+    assert values["FUSEDOPS_CUDA"] == "0"
+
+
+def test_cli_env_lines_and_export(capsys):
+    args = ["env", "--cell-json", json.dumps(CPU_CELL), "--no-compiler-cache"]
+    assert toolchain.main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "FUSEDOPS_CUDA=0" in lines
+    assert toolchain.main([*args, "--export"]) == 0
+    assert "export FUSEDOPS_CUDA=0" in capsys.readouterr().out.splitlines()
+
+
+def test_cli_errors_go_to_stderr(capsys, monkeypatch):
+    assert toolchain.main(["env", "--cell-json", "{nope"]) == 1
+    assert "not JSON" in capsys.readouterr().err
+    monkeypatch.setattr(toolchain, "system_toolkit", lambda v, env=None: None)
+    assert toolchain.main(["cuda", "--version", "12.8", "--print-home"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "not on PyPI" in captured.err
+
+
+# --- slow: real downloads ---------------------------------------------------
+
+
+@pytest.mark.slow
+@downloads
+def test_pypi_cuda_13_2_assembles_a_working_nvcc():
+    """Uses the default cache ($FUSEDOPS_CACHE or ~/.cache/fusedops): instant once done."""
+    home = toolchain.cuda_home("13.2", log=print)
+    toolchain.check_nvcc(home, "13.2")
+    toolchain.compile_probe(home)
+    assert (home / "lib64" / "libcudart.so").resolve().is_file()
+
+
+@pytest.mark.slow
+@downloads
+def test_torch_env_for_torch_2_11_python_3_12():
+    python = toolchain.torch_env("2.11.0", "3.12", variant="cu130", log=print)
+    version, cuda = toolchain.probe_torch(python)
+    assert version.startswith("2.11.0") and cuda.startswith("13.")
