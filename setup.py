@@ -47,7 +47,12 @@ def git_sha() -> str | None:
 
 
 def configure():
-    want_cuda = os.environ.get("FUSEDOPS_CUDA", "").strip().lower() not in ("0", "false", "no", "off")
+    want_cuda = os.environ.get("FUSEDOPS_CUDA", "").strip().lower() not in (
+        "0",
+        "false",
+        "no",
+        "off",
+    )
     toolkit = find_toolkit() if want_cuda else None
     if toolkit is not None:
         # torch.utils.cpp_extension reads CUDA_HOME once, at import: set it to
@@ -84,7 +89,9 @@ def extensions(config):
     from torch.utils.cpp_extension import CppExtension, CUDAExtension
 
     sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "kernels").glob("*.cpp"))
-    sources += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "kernels" / "cpu").glob("*.cpp"))
+    sources += sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "kernels" / "cpu").glob("*.cpp")
+    )
     binding = "csrc/ops/stable.cpp" if config.abi == "stable" else "csrc/ops/classic.cpp"
     sources.append(binding)
 
@@ -99,9 +106,18 @@ def extensions(config):
 
     common = dict(name="fusedops._C", py_limited_api=config.abi == "stable", extra_link_args=link)
     if config.cuda is None:
-        return [CppExtension(sources=sources, extra_compile_args={"cxx": cxx}, define_macros=define_macros, **common)]
+        return [
+            CppExtension(
+                sources=sources,
+                extra_compile_args={"cxx": cxx},
+                define_macros=define_macros,
+                **common,
+            )
+        ]
 
-    sources += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "kernels" / "cuda").glob("*.cu"))
+    sources += sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "kernels" / "cuda").glob("*.cu")
+    )
     cxx.append("-DFUSEDOPS_WITH_CUDA")
     if config.abi == "stable":
         cxx.append("-DUSE_CUDA")  # exposes the stable ABI's CUDA shims (current stream)

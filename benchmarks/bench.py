@@ -110,7 +110,9 @@ class Row:
     vs_liger: float | None
 
 
-def backward_timer(fn: Callable, inputs: list[torch.Tensor], grad: torch.Tensor) -> Callable[[], object]:
+def backward_timer(
+    fn: Callable, inputs: list[torch.Tensor], grad: torch.Tensor
+) -> Callable[[], object]:
     for t in inputs:
         t.requires_grad_(True)
     out = fn(*inputs)
@@ -135,53 +137,70 @@ def measure(op, direction, shape, nbytes, impls, copy_tbps) -> Row:
     )
 
 
+def bench_rms_norm(rows: int, hidden: int, dtype: torch.dtype, copy: float, lg) -> list[Row]:
+    shape, esize = f"{rows}x{hidden}", torch.finfo(dtype).bits // 8
+    x = torch.randn(rows, hidden, dtype=dtype, device="cuda")
+    w = torch.randn(hidden, dtype=dtype, device="cuda")
+    dy = torch.randn_like(x)
+    forward = {
+        "fusedops": lambda: fusedops.rms_norm(x, w, EPS),
+        "eager": lambda: eager_rms_norm(x, w),
+        "compile": lambda: compiled_rms_norm(x, w),
+        "liger": (lambda: lg["rms_norm"](x, w)) if lg else None,
+    }
+
+    def bwd(fn):
+        return backward_timer(fn, [x.clone(), w.clone()], dy)
+
+    backward = {
+        "fusedops": bwd(fusedops.rms_norm),
+        "eager": bwd(eager_rms_norm),
+        "compile": bwd(compiled_rms_norm),
+        "liger": bwd(lg["rms_norm"]) if lg else None,
+    }
+    return [
+        measure("rms_norm", "fwd", shape, (2 * rows * hidden + hidden) * esize, forward, copy),
+        measure("rms_norm", "bwd", shape, (3 * rows * hidden + 2 * hidden) * esize, backward, copy),
+    ]
+
+
+def bench_silu_and_mul(rows: int, d: int, dtype: torch.dtype, copy: float, lg) -> list[Row]:
+    shape, esize = f"{rows}x2*{d}", torch.finfo(dtype).bits // 8
+    x = torch.randn(rows, 2 * d, dtype=dtype, device="cuda")
+    dy = torch.randn(rows, d, dtype=dtype, device="cuda")
+    forward = {
+        "fusedops": lambda: fusedops.silu_and_mul(x),
+        "eager": lambda: eager_silu_and_mul(x),
+        "compile": lambda: compiled_silu_and_mul(x),
+        "liger": (lambda: lg["silu_and_mul"](x)) if lg else None,
+    }
+
+    def bwd(fn):
+        return backward_timer(fn, [x.clone()], dy)
+
+    backward = {
+        "fusedops": bwd(fusedops.silu_and_mul),
+        "eager": bwd(eager_silu_and_mul),
+        "compile": bwd(compiled_silu_and_mul),
+        "liger": bwd(lg["silu_and_mul"]) if lg else None,
+    }
+    return [
+        measure("silu_and_mul", "fwd", shape, 3 * rows * d * esize, forward, copy),
+        measure("silu_and_mul", "bwd", shape, 5 * rows * d * esize, backward, copy),
+    ]
+
+
 def run(dtype: torch.dtype, quick: bool) -> tuple[float, list[Row], dict[str, float]]:
     copy = copy_bandwidth()
     lg = liger()
     rows_list = ROWS[:1] if quick else ROWS
-    hidden_list = HIDDEN[1:2] if quick else HIDDEN
-    esize = torch.finfo(dtype).bits // 8
     results: list[Row] = []
     for rows in rows_list:
-        for hidden in hidden_list:
-            shape = f"{rows}x{hidden}"
-            x = torch.randn(rows, hidden, dtype=dtype, device="cuda")
-            w = torch.randn(hidden, dtype=dtype, device="cuda")
-            dy = torch.randn_like(x)
-            nbytes = (2 * rows * hidden + hidden) * esize
-            results.append(measure("rms_norm", "fwd", shape, nbytes, {
-                "fusedops": lambda: fusedops.rms_norm(x, w, EPS),
-                "eager": lambda: eager_rms_norm(x, w),
-                "compile": lambda: compiled_rms_norm(x, w),
-                "liger": (lambda: lg["rms_norm"](x, w)) if lg else None,
-            }, copy))
-            nbytes_bwd = (3 * rows * hidden + 2 * hidden) * esize
-            results.append(measure("rms_norm", "bwd", shape, nbytes_bwd, {
-                "fusedops": backward_timer(fusedops.rms_norm, [x.clone(), w.clone()], dy),
-                "eager": backward_timer(eager_rms_norm, [x.clone(), w.clone()], dy),
-                "compile": backward_timer(compiled_rms_norm, [x.clone(), w.clone()], dy),
-                "liger": backward_timer(lg["rms_norm"], [x.clone(), w.clone()], dy) if lg else None,
-            }, copy))
-            del x, w, dy
+        for hidden in HIDDEN[1:2] if quick else HIDDEN:
+            results += bench_rms_norm(rows, hidden, dtype, copy, lg)
     for rows in rows_list:
         for d in SILU_D[:1] if quick else SILU_D:
-            shape = f"{rows}x2*{d}"
-            x = torch.randn(rows, 2 * d, dtype=dtype, device="cuda")
-            dy = torch.randn(rows, d, dtype=dtype, device="cuda")
-            nbytes = 3 * rows * d * esize
-            results.append(measure("silu_and_mul", "fwd", shape, nbytes, {
-                "fusedops": lambda: fusedops.silu_and_mul(x),
-                "eager": lambda: eager_silu_and_mul(x),
-                "compile": lambda: compiled_silu_and_mul(x),
-                "liger": (lambda: lg["silu_and_mul"](x)) if lg else None,
-            }, copy))
-            results.append(measure("silu_and_mul", "bwd", shape, 5 * rows * d * esize, {
-                "fusedops": backward_timer(fusedops.silu_and_mul, [x.clone()], dy),
-                "eager": backward_timer(eager_silu_and_mul, [x.clone()], dy),
-                "compile": backward_timer(compiled_silu_and_mul, [x.clone()], dy),
-                "liger": backward_timer(lg["silu_and_mul"], [x.clone()], dy) if lg else None,
-            }, copy))
-            del x, dy
+            results += bench_silu_and_mul(rows, d, dtype, copy, lg)
     return copy, results, small_shapes(dtype)
 
 
@@ -192,7 +211,8 @@ def small_shapes(dtype: torch.dtype) -> dict[str, float]:
     g = torch.randn(1, 8192, dtype=dtype, device="cuda")
     return {
         "fusedops.rms_norm 1x4096": 1e3 * bench(lambda: fusedops.rms_norm(x, w, EPS)),
-        "torch.ops.fusedops.rms_norm 1x4096": 1e3 * bench(lambda: torch.ops.fusedops.rms_norm(x, w, EPS)),
+        "torch.ops.fusedops.rms_norm 1x4096": 1e3
+        * bench(lambda: torch.ops.fusedops.rms_norm(x, w, EPS)),
         "F.rms_norm 1x4096 (eager)": 1e3 * bench(lambda: eager_rms_norm(x, w)),
         "torch.add 1x4096 (native op)": 1e3 * bench(lambda: torch.add(x, x)),
         "fusedops.silu_and_mul 1x2*4096": 1e3 * bench(lambda: fusedops.silu_and_mul(g)),
@@ -233,7 +253,11 @@ def main(argv: list[str] | None = None) -> int:
     print(render(copy, rows, small))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"copy_tbps": copy, "rows": [asdict(r) for r in rows], "small_us": small}, f, indent=1)
+            json.dump(
+                {"copy_tbps": copy, "rows": [asdict(r) for r in rows], "small_us": small},
+                f,
+                indent=1,
+            )
     return 0
 
 

@@ -63,7 +63,9 @@ def nvcc_version(nvcc: Path) -> str:
     out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, check=False)
     match = re.search(r"release (\d+)\.(\d+)", out.stdout)
     if out.returncode != 0 or not match:
-        raise ToolkitError(f"could not read the CUDA version from `{nvcc} --version`:\n{out.stdout}")
+        raise ToolkitError(
+            f"could not read the CUDA version from `{nvcc} --version`:\n{out.stdout}"
+        )
     return f"{match.group(1)}.{match.group(2)}"
 
 

@@ -21,7 +21,9 @@ def _available_memory() -> int | None:
 
 
 def default_max_jobs() -> int:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
     memory = _available_memory()
     by_memory = max(1, memory // _BYTES_PER_JOB) if memory else cores
     return max(1, min(cores, by_memory))

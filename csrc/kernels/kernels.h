@@ -54,17 +54,17 @@ void rms_norm_cuda(DType dtype, void* out, const void* x, const void* weight, in
                    int64_t hidden, double eps, void* stream);
 
 void fused_add_rms_norm_cuda(DType dtype, void* out, void* residual_out, const void* x,
-                             const void* residual, const void* weight, int64_t rows,
-                             int64_t hidden, double eps, void* stream);
+                             const void* residual, const void* weight, int64_t rows, int64_t hidden,
+                             double eps, void* stream);
 
 // Bytes of float scratch rms_norm_backward_cuda needs (may be 0).
 int64_t rms_norm_backward_cuda_scratch_bytes(DType dtype, int64_t rows, int64_t hidden,
                                              int device_sm_count);
 
 void rms_norm_backward_cuda(DType dtype, void* grad_x, void* grad_weight, const void* grad_out,
-                            const void* grad_extra, const void* x, const void* weight,
-                            int64_t rows, int64_t hidden, double eps, void* scratch,
-                            int device_sm_count, void* stream);
+                            const void* grad_extra, const void* x, const void* weight, int64_t rows,
+                            int64_t hidden, double eps, void* scratch, int device_sm_count,
+                            void* stream);
 
 void silu_and_mul_cuda(DType dtype, void* out, const void* x, int64_t rows, int64_t d,
                        void* stream);

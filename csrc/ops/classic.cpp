@@ -85,6 +85,8 @@ TORCH_LIBRARY(fusedops, m) {
 // CPU-only build turns CUDA inputs into a clear error instead of a missing kernel.
 #define FUSEDOPS_IMPL(name, schema) m.impl(#name, &fusedops::ops::ClassicOps::name);
 
-TORCH_LIBRARY_IMPL(fusedops, CPU, m) { FUSEDOPS_FOR_EACH_OP(FUSEDOPS_IMPL) }
+TORCH_LIBRARY_IMPL(fusedops, CPU, m){FUSEDOPS_FOR_EACH_OP(FUSEDOPS_IMPL)}
 
-TORCH_LIBRARY_IMPL(fusedops, CUDA, m) { FUSEDOPS_FOR_EACH_OP(FUSEDOPS_IMPL) }
+TORCH_LIBRARY_IMPL(fusedops, CUDA, m) {
+  FUSEDOPS_FOR_EACH_OP(FUSEDOPS_IMPL)
+}

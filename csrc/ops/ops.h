@@ -71,13 +71,14 @@ struct Ops {
   static void check_same_shape(const char* op, const char* name, const Tensor& t, const char* ref,
                                const Tensor& r) {
     if (Api::sizes(t) != Api::sizes(r)) {
-      fail(op, "expected ", name, " to have the same shape as ", ref, " ",
-           shape_str(Api::sizes(r)), ", got ", shape_str(Api::sizes(t)));
+      fail(op, "expected ", name, " to have the same shape as ", ref, " ", shape_str(Api::sizes(r)),
+           ", got ", shape_str(Api::sizes(t)));
     }
   }
 
   static void check_at_least_1d(const char* op, const char* name, const Tensor& t) {
-    if (Api::sizes(t).empty()) fail(op, "expected ", name, " to have at least 1 dimension, got a scalar");
+    if (Api::sizes(t).empty())
+      fail(op, "expected ", name, " to have at least 1 dimension, got a scalar");
   }
 
   static void check_weight(const char* op, const Tensor& weight, const Tensor& x) {
@@ -110,8 +111,9 @@ struct Ops {
   }
 
   [[noreturn]] static void no_cuda(const char* op) {
-    fail(op, "got CUDA tensors, but this fusedops build is CPU-only (wheel variant +cpu); "
-             "install a +cuXYZ wheel (run `python -m fusedops doctor` for the exact command)");
+    fail(op,
+         "got CUDA tensors, but this fusedops build is CPU-only (wheel variant +cpu); "
+         "install a +cuXYZ wheel (run `python -m fusedops doctor` for the exact command)");
   }
 
   // ---- ops ------------------------------------------------------------------
@@ -154,16 +156,16 @@ struct Ops {
     if (Api::is_cuda(x)) {
 #ifdef FUSEDOPS_WITH_CUDA
       auto guard = Api::device_guard(x);
-      kernels::fused_add_rms_norm_cuda(dtype, Api::data(out), Api::data(residual_out),
-                                       Api::data(x), Api::data(residual), Api::data(weight), rows,
-                                       hidden, eps, Api::current_stream(x));
+      kernels::fused_add_rms_norm_cuda(dtype, Api::data(out), Api::data(residual_out), Api::data(x),
+                                       Api::data(residual), Api::data(weight), rows, hidden, eps,
+                                       Api::current_stream(x));
 #else
       no_cuda(op);
 #endif
     } else {
-      kernels::fused_add_rms_norm_cpu(dtype, Api::data(out), Api::data(residual_out),
-                                      Api::data(x), Api::data(residual), Api::data(weight), rows,
-                                      hidden, eps, Api::parallel_for());
+      kernels::fused_add_rms_norm_cpu(dtype, Api::data(out), Api::data(residual_out), Api::data(x),
+                                      Api::data(residual), Api::data(weight), rows, hidden, eps,
+                                      Api::parallel_for());
     }
     return {out, residual_out};
   }
@@ -200,9 +202,9 @@ struct Ops {
       // Scratch from torch's caching allocator: no cudaMalloc in the op.
       Tensor scratch = Api::empty_bytes(scratch_bytes, x);
       kernels::rms_norm_backward_cuda(dtype, Api::data(grad_x), Api::data(grad_weight),
-                                      Api::data(grad_out), extra, Api::data(x),
-                                      Api::data(weight), rows, hidden, eps, Api::data(scratch),
-                                      sm_count, Api::current_stream(x));
+                                      Api::data(grad_out), extra, Api::data(x), Api::data(weight),
+                                      rows, hidden, eps, Api::data(scratch), sm_count,
+                                      Api::current_stream(x));
 #else
       no_cuda(op);
 #endif
@@ -223,8 +225,8 @@ struct Ops {
                                                                 const Tensor& grad_residual_out,
                                                                 const Tensor& residual_out,
                                                                 const Tensor& weight, double eps) {
-    return norm_backward("fused_add_rms_norm_backward", grad_out, &grad_residual_out,
-                         residual_out, weight, eps);
+    return norm_backward("fused_add_rms_norm_backward", grad_out, &grad_residual_out, residual_out,
+                         weight, eps);
   }
 
   static void check_glu_input(const char* op, const Tensor& x) {
@@ -257,8 +259,7 @@ struct Ops {
       no_cuda(op);
 #endif
     } else {
-      kernels::silu_and_mul_cpu(dtype, Api::data(out), Api::data(x), rows, d,
-                                Api::parallel_for());
+      kernels::silu_and_mul_cpu(dtype, Api::data(out), Api::data(x), rows, d, Api::parallel_for());
     }
     return out;
   }

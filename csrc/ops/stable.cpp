@@ -41,9 +41,12 @@ struct StableApi {
         return std::nullopt;
     }
   }
-  static std::string dtype_str(const Tensor& t) { return torch::headeronly::toString(t.scalar_type()); }
+  static std::string dtype_str(const Tensor& t) {
+    return torch::headeronly::toString(t.scalar_type());
+  }
   static std::string device_str(const Tensor& t) {
-    return t.is_cuda() ? "cuda:" + std::to_string(t.get_device_index()) : (t.is_cpu() ? "cpu" : "other");
+    return t.is_cuda() ? "cuda:" + std::to_string(t.get_device_index())
+                       : (t.is_cpu() ? "cpu" : "other");
   }
   static std::vector<int64_t> sizes(const Tensor& t) {
     const auto s = t.sizes();
@@ -96,6 +99,8 @@ STABLE_TORCH_LIBRARY(fusedops, m) {
 // CPU-only build turns CUDA inputs into a clear error instead of a missing kernel.
 #define FUSEDOPS_IMPL(name, schema) m.impl(#name, TORCH_BOX(&fusedops::ops::StableOps::name));
 
-STABLE_TORCH_LIBRARY_IMPL(fusedops, CPU, m) { FUSEDOPS_FOR_EACH_OP(FUSEDOPS_IMPL) }
+STABLE_TORCH_LIBRARY_IMPL(fusedops, CPU, m){FUSEDOPS_FOR_EACH_OP(FUSEDOPS_IMPL)}
 
-STABLE_TORCH_LIBRARY_IMPL(fusedops, CUDA, m) { FUSEDOPS_FOR_EACH_OP(FUSEDOPS_IMPL) }
+STABLE_TORCH_LIBRARY_IMPL(fusedops, CUDA, m) {
+  FUSEDOPS_FOR_EACH_OP(FUSEDOPS_IMPL)
+}

@@ -19,9 +19,10 @@ HIDDEN = 64
 
 def check_ops() -> list[str]:
     """Run each op on CPU and compare it with plain torch; return what was checked."""
-    import fusedops
     import torch
     import torch.nn.functional as F
+
+    import fusedops
 
     torch.manual_seed(0)
     x = torch.randn(3, 5, HIDDEN)

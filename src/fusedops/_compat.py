@@ -136,7 +136,9 @@ def arch_coverage(capability: tuple[int, int], arch_list: Sequence[str]) -> Arch
     usable = [a for a in ptx if a <= capability]
     if usable:
         best = max(usable)
-        return ArchVerdict(True, f"PTX compute_{best[0]}{best[1]} (compiled by the driver at first use)")
+        return ArchVerdict(
+            True, f"PTX compute_{best[0]}{best[1]} (compiled by the driver at first use)"
+        )
     archs = " ".join(arch_list)
     return ArchVerdict(
         False,

@@ -38,7 +38,9 @@ def load_library() -> dict[str, Any]:
     info = read_build_info()
     reason = _compat.torch_mismatch(info, torch.__version__, torch.version.cuda)
     if reason is not None:
-        raise ImportError(_compat.mismatch_message(info, torch.__version__, torch.version.cuda, reason))
+        raise ImportError(
+            _compat.mismatch_message(info, torch.__version__, torch.version.cuda, reason)
+        )
     try:
         torch.ops.load_library(str(library_path()))
     except OSError as err:

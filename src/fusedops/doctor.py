@@ -34,7 +34,11 @@ def _torch_report() -> dict[str, Any]:
         for index in range(torch.cuda.device_count() if report["cuda_available"] else 0):
             major, minor = torch.cuda.get_device_capability(index)
             report["gpus"].append(
-                {"index": index, "name": torch.cuda.get_device_name(index), "capability": [major, minor]}
+                {
+                    "index": index,
+                    "name": torch.cuda.get_device_name(index),
+                    "capability": [major, minor],
+                }
             )
     except RuntimeError as err:  # a broken driver: report it, don't crash the doctor
         report["cuda_error"] = str(err)
@@ -77,13 +81,14 @@ def collect(load_error: BaseException | None = None) -> dict[str, Any]:
                 problems.append(f"cuda:{gpu['index']} ({gpu['name']}): {verdict.how}")
                 advice.append(
                     "rebuild for it: TORCH_CUDA_ARCH_LIST="
-                    f"\"{gpu['capability'][0]}.{gpu['capability'][1]}\" pip install --no-build-isolation "
+                    f'"{gpu["capability"][0]}.{gpu["capability"][1]}" pip install --no-build-isolation '
                     "fusedops --no-binary fusedops"
                 )
         if not build.get("cuda") and torch_info["cuda_available"]:
             advice.append(
                 "this is a CPU-only fusedops build: CUDA tensors are not supported; for GPU "
-                "kernels: " + _compat.pip_command(
+                "kernels: "
+                + _compat.pip_command(
                     str(build["version"]).split("+")[0], torch_info["version"], torch_info["cuda"]
                 )
             )

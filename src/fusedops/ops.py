@@ -47,27 +47,35 @@ def _check_arch(t: Tensor) -> None:
 def _check_dtype(op: str, name: str, t: Tensor) -> None:
     torch._check(
         t.dtype in _FLOAT_DTYPES,
-        lambda: f"fusedops.{op}: expected {name} to have dtype float32, float16, bfloat16 or "
-        f"float64, got {t.dtype}",
+        lambda: (
+            f"fusedops.{op}: expected {name} to have dtype float32, float16, bfloat16 or "
+            f"float64, got {t.dtype}"
+        ),
     )
 
 
 def _check_like(op: str, name: str, t: Tensor, ref_name: str, ref: Tensor, shape: bool) -> None:
     torch._check(
         t.device == ref.device,
-        lambda: f"fusedops.{op}: expected {name} to be on the same device as {ref_name} "
-        f"({ref.device}), got {t.device}",
+        lambda: (
+            f"fusedops.{op}: expected {name} to be on the same device as {ref_name} "
+            f"({ref.device}), got {t.device}"
+        ),
     )
     torch._check(
         t.dtype == ref.dtype,
-        lambda: f"fusedops.{op}: expected {name} to have the same dtype as {ref_name} "
-        f"({ref.dtype}), got {t.dtype}",
+        lambda: (
+            f"fusedops.{op}: expected {name} to have the same dtype as {ref_name} "
+            f"({ref.dtype}), got {t.dtype}"
+        ),
     )
     if shape:
         torch._check(
             t.shape == ref.shape,
-            lambda: f"fusedops.{op}: expected {name} to have the same shape as {ref_name} "
-            f"{list(ref.shape)}, got {list(t.shape)}",
+            lambda: (
+                f"fusedops.{op}: expected {name} to have the same shape as {ref_name} "
+                f"{list(ref.shape)}, got {list(t.shape)}"
+            ),
         )
 
 
@@ -77,8 +85,10 @@ def _check_norm(op: str, x: Tensor, weight: Tensor, eps: float) -> None:
     _check_like(op, "weight", weight, "x", x, shape=False)
     torch._check(
         weight.dim() == 1 and weight.shape[0] == x.shape[-1],
-        lambda: f"fusedops.{op}: expected weight to have shape [{x.shape[-1]}] (the last "
-        f"dimension of x), got {list(weight.shape)}",
+        lambda: (
+            f"fusedops.{op}: expected weight to have shape [{x.shape[-1]}] (the last "
+            f"dimension of x), got {list(weight.shape)}"
+        ),
     )
     torch._check(eps >= 0, lambda: f"fusedops.{op}: expected eps to be non-negative, got {eps}")
 
@@ -88,8 +98,9 @@ def _check_glu(op: str, x: Tensor) -> None:
     torch._check(x.dim() >= 1, lambda: f"fusedops.{op}: expected x to have at least 1 dimension")
     torch._check(
         x.shape[-1] % 2 == 0,
-        lambda: f"fusedops.{op}: expected the last dimension of x to be even (2 * d), "
-        f"got {x.shape[-1]}",
+        lambda: (
+            f"fusedops.{op}: expected the last dimension of x to be even (2 * d), got {x.shape[-1]}"
+        ),
     )
 
 
@@ -243,7 +254,9 @@ def _silu_backward_fake(grad_out: Tensor, x: Tensor) -> Tensor:
     torch._check(grad_out.dtype == x.dtype, lambda: f"fusedops.{op}: grad_out dtype mismatch")
     torch._check(
         grad_out.shape == (*x.shape[:-1], x.shape[-1] // 2),
-        lambda: f"fusedops.{op}: expected grad_out to have shape "
-        f"{[*x.shape[:-1], x.shape[-1] // 2]}, got {list(grad_out.shape)}",
+        lambda: (
+            f"fusedops.{op}: expected grad_out to have shape "
+            f"{[*x.shape[:-1], x.shape[-1] // 2]}, got {list(grad_out.shape)}"
+        ),
     )
     return _empty_like(x)

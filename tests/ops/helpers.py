@@ -48,7 +48,9 @@ def ref_silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.silu(xd[..., :d]) * xd[..., d:]
 
 
-def assert_close(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype, grad: bool = False) -> None:
+def assert_close(
+    actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype, grad: bool = False
+) -> None:
     assert actual.dtype == dtype
     tol = (GRAD_TOL if grad else TOL)[dtype]
     torch.testing.assert_close(actual.double().cpu(), expected.double().cpu(), **tol)

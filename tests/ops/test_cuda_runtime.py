@@ -29,7 +29,7 @@ def test_work_runs_on_the_current_stream() -> None:
         x.mul_(1.0)
         got = _all_ops(x, w)
     torch.cuda.current_stream().wait_stream(side)
-    for g, e in zip(got, expected):
+    for g, e in zip(got, expected, strict=True):
         torch.testing.assert_close(g, e)
 
 

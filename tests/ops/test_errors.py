@@ -20,25 +20,72 @@ CASES = [
     # (id, callable, inputs, message fragment)
     ("rms_norm-int-x", ops.rms_norm, (x.long(), w.long()), "expected x to have dtype"),
     ("rms_norm-bool-x", ops.rms_norm, (x > 0, w), "expected x to have dtype"),
-    ("rms_norm-weight-dtype", ops.rms_norm, (x, w.double()), "expected weight to have the same dtype"),
-    ("rms_norm-weight-shape", ops.rms_norm, (x, torch.randn(7)), "expected weight to have shape [8]"),
-    ("rms_norm-weight-2d", ops.rms_norm, (x, torch.randn(1, 8)), "expected weight to have shape [8]"),
+    (
+        "rms_norm-weight-dtype",
+        ops.rms_norm,
+        (x, w.double()),
+        "expected weight to have the same dtype",
+    ),
+    (
+        "rms_norm-weight-shape",
+        ops.rms_norm,
+        (x, torch.randn(7)),
+        "expected weight to have shape [8]",
+    ),
+    (
+        "rms_norm-weight-2d",
+        ops.rms_norm,
+        (x, torch.randn(1, 8)),
+        "expected weight to have shape [8]",
+    ),
     ("rms_norm-scalar-x", ops.rms_norm, (torch.tensor(1.0), w), "at least 1 dimension"),
     ("rms_norm-negative-eps", ops.rms_norm, (x, w, -1.0), "eps"),
-    ("fused-residual-shape", ops.fused_add_rms_norm, (x, torch.randn(4, 9), w), "expected residual to have the same shape"),
-    ("fused-residual-dtype", ops.fused_add_rms_norm, (x, x.half(), w), "expected residual to have the same dtype"),
-    ("fused-weight-shape", ops.fused_add_rms_norm, (x, x, torch.randn(3)), "expected weight to have shape [8]"),
+    (
+        "fused-residual-shape",
+        ops.fused_add_rms_norm,
+        (x, torch.randn(4, 9), w),
+        "expected residual to have the same shape",
+    ),
+    (
+        "fused-residual-dtype",
+        ops.fused_add_rms_norm,
+        (x, x.half(), w),
+        "expected residual to have the same dtype",
+    ),
+    (
+        "fused-weight-shape",
+        ops.fused_add_rms_norm,
+        (x, x, torch.randn(3)),
+        "expected weight to have shape [8]",
+    ),
     ("fused-int", ops.fused_add_rms_norm, (x.int(), x.int(), w.int()), "expected x to have dtype"),
     ("silu-odd", ops.silu_and_mul, (torch.randn(4, 7),), "to be even"),
-    ("silu-int", ops.silu_and_mul, (torch.ones(4, 8, dtype=torch.int32),), "expected x to have dtype"),
+    (
+        "silu-int",
+        ops.silu_and_mul,
+        (torch.ones(4, 8, dtype=torch.int32),),
+        "expected x to have dtype",
+    ),
     ("silu-scalar", ops.silu_and_mul, (torch.tensor(2.0),), "at least 1 dimension"),
-    ("rms-bwd-grad-shape", ops.rms_norm_backward, (torch.randn(4, 9), x, w, 1e-6), "expected grad_out to have the same shape"),
-    ("fused-bwd-grad-dtype", ops.fused_add_rms_norm_backward, (x, x.double(), x, w, 1e-6), "grad_residual_out"),
+    (
+        "rms-bwd-grad-shape",
+        ops.rms_norm_backward,
+        (torch.randn(4, 9), x, w, 1e-6),
+        "expected grad_out to have the same shape",
+    ),
+    (
+        "fused-bwd-grad-dtype",
+        ops.fused_add_rms_norm_backward,
+        (x, x.double(), x, w, 1e-6),
+        "grad_residual_out",
+    ),
     ("silu-bwd-grad-shape", ops.silu_and_mul_backward, (torch.randn(4, 8), x), "grad_out"),
 ]
 
 
-@pytest.mark.parametrize(("fn", "args", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("fn", "args", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_bad_input_eager(fn, args, fragment: str) -> None:
     with pytest.raises((RuntimeError, ValueError), match=None) as info:
         fn(*args)
@@ -46,7 +93,9 @@ def test_bad_input_eager(fn, args, fragment: str) -> None:
     assert "fusedops." in str(info.value)
 
 
-@pytest.mark.parametrize(("fn", "args", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("fn", "args", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_bad_input_fake(fn, args, fragment: str) -> None:
     with FakeTensorMode() as mode:
         fake_args = tuple(mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args)

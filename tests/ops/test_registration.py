@@ -17,16 +17,25 @@ def _opcheck_cases(device: str):
 
     for grad in (False, True):
         for dtype in (torch.float32, torch.bfloat16):
-            yield ops.rms_norm.default, (t(3, 5, 32, grad=grad, dtype=dtype), t(32, seed=1, grad=grad, dtype=dtype), 1e-6)
-            yield ops.fused_add_rms_norm.default, (
-                t(4, 32, grad=grad, dtype=dtype),
-                t(4, 32, seed=2, grad=grad, dtype=dtype),
-                t(32, seed=1, grad=grad, dtype=dtype),
-                1e-5,
+            yield (
+                ops.rms_norm.default,
+                (t(3, 5, 32, grad=grad, dtype=dtype), t(32, seed=1, grad=grad, dtype=dtype), 1e-6),
+            )
+            yield (
+                ops.fused_add_rms_norm.default,
+                (
+                    t(4, 32, grad=grad, dtype=dtype),
+                    t(4, 32, seed=2, grad=grad, dtype=dtype),
+                    t(32, seed=1, grad=grad, dtype=dtype),
+                    1e-5,
+                ),
             )
             yield ops.silu_and_mul.default, (t(2, 3, 64, grad=grad, dtype=dtype),)
     yield ops.rms_norm_backward.default, (t(4, 32, seed=3), t(4, 32), t(32, seed=1), 1e-6)
-    yield ops.fused_add_rms_norm_backward.default, (t(4, 32, seed=3), t(4, 32, seed=4), t(4, 32), t(32, seed=1), 1e-6)
+    yield (
+        ops.fused_add_rms_norm_backward.default,
+        (t(4, 32, seed=3), t(4, 32, seed=4), t(4, 32), t(32, seed=1), 1e-6),
+    )
     yield ops.silu_and_mul_backward.default, (t(4, 16, seed=3), t(4, 32))
 
 
@@ -40,8 +49,14 @@ def test_opcheck(device: str) -> None:
 
 
 def test_schemas_are_registered() -> None:
-    for name in ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "rms_norm_backward",
-                 "fused_add_rms_norm_backward", "silu_and_mul_backward"):
+    for name in (
+        "rms_norm",
+        "fused_add_rms_norm",
+        "silu_and_mul",
+        "rms_norm_backward",
+        "fused_add_rms_norm_backward",
+        "silu_and_mul_backward",
+    ):
         assert hasattr(ops, name), name
         assert str(getattr(ops, name).default._schema).startswith(f"fusedops::{name}(")
 
@@ -69,5 +84,5 @@ def test_torch_compile_fullgraph_dynamic(device: str) -> None:
         expected = _model(x, res, w)
         expected.backward()
         torch.testing.assert_close(loss, expected)
-        for got, t in zip(grads, (x, res, w)):
+        for got, t in zip(grads, (x, res, w), strict=True):
             torch.testing.assert_close(got, t.grad)

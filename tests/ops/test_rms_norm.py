@@ -24,7 +24,9 @@ EPS = 1e-6
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_rms_norm_matches_reference(device: str, dtype: torch.dtype, shape: tuple[int, ...]) -> None:
+def test_rms_norm_matches_reference(
+    device: str, dtype: torch.dtype, shape: tuple[int, ...]
+) -> None:
     x = randn(*shape, dtype=dtype, device=device)
     w = randn(shape[-1], dtype=dtype, device=device, seed=1)
     out = fusedops.rms_norm(x, w, EPS)
@@ -69,7 +71,7 @@ def test_non_contiguous_inputs(device: str, dtype: torch.dtype) -> None:
     for name, view in strided_views(x).items():
         assert not view.is_contiguous(), name
         assert_close(fusedops.rms_norm(view, w, EPS), expected, dtype)
-        out, res_out = fusedops.fused_add_rms_norm(view, view, w, EPS)
+        out, _ = fusedops.fused_add_rms_norm(view, view, w, EPS)
         assert_close(out, ref_rms_norm(x + x, w, EPS), dtype)
 
 

@@ -6,8 +6,19 @@ import pytest
 
 from fusedops import _compat
 
-STABLE_CU130 = {"version": "0.1.0+cu130", "abi": "stable", "torch": "2.14.1", "cuda": "13.0", "arch_list": []}
-CLASSIC_214 = {"version": "0.1.0+cu130torch2.14", "abi": "classic", "torch": "2.14.1", "cuda": "13.0"}
+STABLE_CU130 = {
+    "version": "0.1.0+cu130",
+    "abi": "stable",
+    "torch": "2.14.1",
+    "cuda": "13.0",
+    "arch_list": [],
+}
+CLASSIC_214 = {
+    "version": "0.1.0+cu130torch2.14",
+    "abi": "classic",
+    "torch": "2.14.1",
+    "cuda": "13.0",
+}
 CPU_STABLE = {"version": "0.1.0+cpu", "abi": "stable", "torch": "2.14.1", "cuda": None}
 
 
@@ -45,7 +56,10 @@ def test_message_names_both_builds_and_the_fix(monkeypatch) -> None:
     monkeypatch.delenv("FUSEDOPS_INDEX_URL", raising=False)
     reason = _compat.torch_mismatch(CLASSIC_214, "2.13.0+cpu", None)
     message = _compat.mismatch_message(CLASSIC_214, "2.13.0+cpu", None, reason)
-    assert "fusedops 0.1.0+cu130torch2.14 (classic ABI, built against torch 2.14.1, CUDA 13.0)" in message
+    assert (
+        "fusedops 0.1.0+cu130torch2.14 (classic ABI, built against torch 2.14.1, CUDA 13.0)"
+        in message
+    )
     assert "torch 2.13.0+cpu (CPU only)" in message
     assert 'pip install --force-reinstall --no-deps "fusedops==0.1.0+cputorch2.13"' in message
     assert f"--index-url {_compat.DEFAULT_INDEX_URL}/cpu" in message
@@ -67,7 +81,9 @@ def test_wheel_for(torch_version, torch_cuda, expected) -> None:
 
 def test_index_url_override(monkeypatch) -> None:
     monkeypatch.setenv("FUSEDOPS_INDEX_URL", "https://mirror.example/whl/")
-    assert "--index-url https://mirror.example/whl/cu130" in _compat.pip_command("0.1.0", "2.14.1", "13.0")
+    assert "--index-url https://mirror.example/whl/cu130" in _compat.pip_command(
+        "0.1.0", "2.14.1", "13.0"
+    )
 
 
 ARCHS = ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"]

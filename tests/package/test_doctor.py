@@ -14,7 +14,10 @@ from fusedops import doctor
 
 def run_doctor(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fusedops", "doctor", *args], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "fusedops", "doctor", *args],
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -62,7 +65,7 @@ def test_doctor_flags_an_uncovered_gpu(monkeypatch) -> None:
     report = doctor.collect()
     assert report["verdict"] == "PROBLEM"
     assert "not covered" in report["problems"][0]
-    assert "TORCH_CUDA_ARCH_LIST=\"7.0\"" in report["advice"][0]
+    assert 'TORCH_CUDA_ARCH_LIST="7.0"' in report["advice"][0]
     assert "NOT covered" in doctor.render(report)
 
 
@@ -70,7 +73,13 @@ def test_doctor_flags_a_torch_mismatch(monkeypatch) -> None:
     monkeypatch.setattr(
         doctor,
         "_torch_report",
-        lambda: {"installed": True, "version": "2.9.1", "cuda": "12.8", "cuda_available": False, "gpus": []},
+        lambda: {
+            "installed": True,
+            "version": "2.9.1",
+            "cuda": "12.8",
+            "cuda_available": False,
+            "gpus": [],
+        },
     )
     report = doctor.collect()
     assert report["verdict"] == "PROBLEM"

@@ -33,9 +33,7 @@ def other_torch_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
     )
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", WHEEL], check=True
-    )
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", WHEEL], check=True)
     return python
 
 
@@ -73,7 +71,17 @@ def test_stable_wheel_runs_on_an_older_torch(other_torch_env: Path, tmp_path: Pa
         pytest.skip("set FUSEDOPS_STABLE_WHEEL to a stable CPU wheel (nox -s tests does)")
     target = tmp_path / "stable"
     subprocess.run(
-        [str(other_torch_env), "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), stable],
+        [
+            str(other_torch_env),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(target),
+            stable,
+        ],
         check=True,
     )
     code = (

@@ -165,9 +165,7 @@ def command_sources() -> dict[str, list[str]]:
     sources: dict[str, list[str]] = {}
     for name in WORKFLOWS:
         sources[name] = [script for _, script in run_scripts(name)]
-    sources["cibuildwheel"] = (
-        cibuildwheel_commands()
-    )
+    sources["cibuildwheel"] = cibuildwheel_commands()
     for script in SHELL_SCRIPTS:
         # The helpers call scripts as "$python" "${project}/scripts/x.py".
         text = script.read_text()

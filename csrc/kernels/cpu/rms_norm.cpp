@@ -18,7 +18,9 @@ namespace cpu {
 namespace {
 
 // Rows per task: enough work to amortise scheduling, about 32K elements.
-int64_t row_grain(int64_t hidden) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, hidden)); }
+int64_t row_grain(int64_t hidden) {
+  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, hidden));
+}
 
 template <typename T, typename Acc>
 void rms_norm_row(T* out, const Acc* xs, const T* weight, int64_t hidden, double eps) {
@@ -126,10 +128,10 @@ void fused_add_rms_norm_cpu(DType dtype, void* out, void* residual_out, const vo
                             const void* residual, const void* weight, int64_t rows, int64_t hidden,
                             double eps, const ParallelFor& parallel) {
   FUSEDOPS_CPU_DISPATCH(dtype, [&] {
-    cpu::fused_add_rms_norm_impl(
-        static_cast<scalar_t*>(out), static_cast<scalar_t*>(residual_out),
-        static_cast<const scalar_t*>(x), static_cast<const scalar_t*>(residual),
-        static_cast<const scalar_t*>(weight), rows, hidden, eps, parallel);
+    cpu::fused_add_rms_norm_impl(static_cast<scalar_t*>(out), static_cast<scalar_t*>(residual_out),
+                                 static_cast<const scalar_t*>(x),
+                                 static_cast<const scalar_t*>(residual),
+                                 static_cast<const scalar_t*>(weight), rows, hidden, eps, parallel);
   });
 }
 
@@ -137,11 +139,11 @@ void rms_norm_backward_cpu(DType dtype, void* grad_x, void* grad_weight, const v
                            const void* grad_extra, const void* x, const void* weight, int64_t rows,
                            int64_t hidden, double eps, const ParallelFor& parallel) {
   FUSEDOPS_CPU_DISPATCH(dtype, [&] {
-    cpu::rms_norm_backward_impl(
-        static_cast<scalar_t*>(grad_x), static_cast<scalar_t*>(grad_weight),
-        static_cast<const scalar_t*>(grad_out), static_cast<const scalar_t*>(grad_extra),
-        static_cast<const scalar_t*>(x), static_cast<const scalar_t*>(weight), rows, hidden, eps,
-        parallel);
+    cpu::rms_norm_backward_impl(static_cast<scalar_t*>(grad_x), static_cast<scalar_t*>(grad_weight),
+                                static_cast<const scalar_t*>(grad_out),
+                                static_cast<const scalar_t*>(grad_extra),
+                                static_cast<const scalar_t*>(x),
+                                static_cast<const scalar_t*>(weight), rows, hidden, eps, parallel);
   });
 }
 

@@ -36,7 +36,7 @@ inline float to_float(BFloat16 v) { return bits_float(static_cast<uint32_t>(v.bi
 inline BFloat16 from_float_bf16(float f) {
   uint32_t u = float_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return BFloat16{0x7fc0};  // NaN stays NaN
-  u += 0x7fffu + ((u >> 16) & 1u);                              // round to nearest even
+  u += 0x7fffu + ((u >> 16) & 1u);                               // round to nearest even
   return BFloat16{static_cast<uint16_t>(u >> 16)};
 }
 
@@ -64,7 +64,7 @@ inline Half from_float_half(float f) {
   const uint32_t u = float_bits(f);
   const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
   const uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return Half{static_cast<uint16_t>(sign | 0x7e00u)};  // NaN
+  if (abs > 0x7f800000u) return Half{static_cast<uint16_t>(sign | 0x7e00u)};   // NaN
   if (abs >= 0x477ff000u) return Half{static_cast<uint16_t>(sign | 0x7c00u)};  // overflow -> inf
   if (abs < 0x38800000u) {
     // Result is subnormal (or zero): add a magic number so the FPU rounds the
@@ -128,26 +128,26 @@ struct AccType<double> {
 }  // namespace fusedops::kernels::cpu
 
 // Runs `__VA_ARGS__` with `scalar_t` bound to the storage type of `dtype`.
-#define FUSEDOPS_CPU_DISPATCH(dtype, ...)                                   \
-  [&] {                                                                     \
-    using ::fusedops::kernels::DType;                                       \
-    switch (dtype) {                                                        \
-      case DType::kFloat32: {                                               \
-        using scalar_t = float;                                             \
-        return __VA_ARGS__();                                               \
-      }                                                                     \
-      case DType::kFloat64: {                                               \
-        using scalar_t = double;                                            \
-        return __VA_ARGS__();                                               \
-      }                                                                     \
-      case DType::kFloat16: {                                               \
-        using scalar_t = ::fusedops::kernels::cpu::Half;                    \
-        return __VA_ARGS__();                                               \
-      }                                                                     \
-      case DType::kBFloat16: {                                              \
-        using scalar_t = ::fusedops::kernels::cpu::BFloat16;                \
-        return __VA_ARGS__();                                               \
-      }                                                                     \
-    }                                                                       \
+#define FUSEDOPS_CPU_DISPATCH(dtype, ...)                                     \
+  [&] {                                                                       \
+    using ::fusedops::kernels::DType;                                         \
+    switch (dtype) {                                                          \
+      case DType::kFloat32: {                                                 \
+        using scalar_t = float;                                               \
+        return __VA_ARGS__();                                                 \
+      }                                                                       \
+      case DType::kFloat64: {                                                 \
+        using scalar_t = double;                                              \
+        return __VA_ARGS__();                                                 \
+      }                                                                       \
+      case DType::kFloat16: {                                                 \
+        using scalar_t = ::fusedops::kernels::cpu::Half;                      \
+        return __VA_ARGS__();                                                 \
+      }                                                                       \
+      case DType::kBFloat16: {                                                \
+        using scalar_t = ::fusedops::kernels::cpu::BFloat16;                  \
+        return __VA_ARGS__();                                                 \
+      }                                                                       \
+    }                                                                         \
     throw std::invalid_argument("fusedops: unsupported dtype in CPU kernel"); \
   }()

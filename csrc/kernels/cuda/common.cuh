@@ -16,8 +16,8 @@ namespace fusedops::kernels::cuda {
 
 inline void check_cuda(cudaError_t err, const char* what) {
   if (err != cudaSuccess) {
-    throw std::runtime_error(std::string("fusedops: ") + what + " failed: " +
-                             cudaGetErrorString(err));
+    throw std::runtime_error(std::string("fusedops: ") + what +
+                             " failed: " + cudaGetErrorString(err));
   }
 }
 
@@ -134,26 +134,26 @@ __device__ __forceinline__ void block_sum2(A (&v)[2], A* scratch) {
 }  // namespace fusedops::kernels::cuda
 
 // Runs `__VA_ARGS__` with `scalar_t` bound to the CUDA type of `dtype`.
-#define FUSEDOPS_CUDA_DISPATCH(dtype, ...)                                   \
-  [&] {                                                                      \
-    using ::fusedops::kernels::DType;                                        \
-    switch (dtype) {                                                         \
-      case DType::kFloat32: {                                                \
-        using scalar_t = float;                                              \
-        return __VA_ARGS__();                                                \
-      }                                                                      \
-      case DType::kFloat64: {                                                \
-        using scalar_t = double;                                             \
-        return __VA_ARGS__();                                                \
-      }                                                                      \
-      case DType::kFloat16: {                                                \
-        using scalar_t = __half;                                             \
-        return __VA_ARGS__();                                                \
-      }                                                                      \
-      case DType::kBFloat16: {                                               \
-        using scalar_t = __nv_bfloat16;                                      \
-        return __VA_ARGS__();                                                \
-      }                                                                      \
-    }                                                                        \
+#define FUSEDOPS_CUDA_DISPATCH(dtype, ...)                                     \
+  [&] {                                                                        \
+    using ::fusedops::kernels::DType;                                          \
+    switch (dtype) {                                                           \
+      case DType::kFloat32: {                                                  \
+        using scalar_t = float;                                                \
+        return __VA_ARGS__();                                                  \
+      }                                                                        \
+      case DType::kFloat64: {                                                  \
+        using scalar_t = double;                                               \
+        return __VA_ARGS__();                                                  \
+      }                                                                        \
+      case DType::kFloat16: {                                                  \
+        using scalar_t = __half;                                               \
+        return __VA_ARGS__();                                                  \
+      }                                                                        \
+      case DType::kBFloat16: {                                                 \
+        using scalar_t = __nv_bfloat16;                                        \
+        return __VA_ARGS__();                                                  \
+      }                                                                        \
+    }                                                                          \
     throw std::invalid_argument("fusedops: unsupported dtype in CUDA kernel"); \
   }()

@@ -23,8 +23,8 @@ namespace cuda {
 namespace {
 
 constexpr int kMaxVecsPerThread = 4;
-constexpr int kFwdMaxThreads = 512;   // row cached in registers: up to 128 registers
-constexpr int kLongThreads = 1024;    // rows too long to cache
+constexpr int kFwdMaxThreads = 512;  // row cached in registers: up to 128 registers
+constexpr int kLongThreads = 1024;   // rows too long to cache
 constexpr int kBwdMaxThreads = 512;  // x, dy and dw live in registers: fewer threads
 
 struct RowPlan {
@@ -39,8 +39,8 @@ RowPlan plan_row(int64_t nvec, int max_threads) {
   int c = kMaxVecsPerThread;
   while (c > 1 && nvec < static_cast<int64_t>(c) * 32) c /= 2;
   const int64_t want = (nvec + c - 1) / c;
-  const int threads =
-      static_cast<int>(std::min<int64_t>(std::max<int64_t>(((want + 31) / 32) * 32, 32), max_threads));
+  const int threads = static_cast<int>(
+      std::min<int64_t>(std::max<int64_t>(((want + 31) / 32) * 32, 32), max_threads));
   return {c, threads, nvec <= static_cast<int64_t>(c) * threads};
 }
 
@@ -95,10 +95,9 @@ __device__ __forceinline__ void load_row(VecT (&xv)[C], VecT (&rv)[C], const Vec
 // 1024-thread block allows and spilled; blocks are capped at 512 threads (benchmarks/NOTES.md, v3).
 template <typename T, int V, int C>
 __global__ void __launch_bounds__(kFwdMaxThreads)
-    rms_norm_fwd_kernel(T* __restrict__ out, T* __restrict__ residual_out,
-                        const T* __restrict__ x, const T* __restrict__ residual,
-                        const T* __restrict__ weight, int64_t rows, int64_t hidden,
-                        typename Acc<T>::type eps) {
+    rms_norm_fwd_kernel(T* __restrict__ out, T* __restrict__ residual_out, const T* __restrict__ x,
+                        const T* __restrict__ residual, const T* __restrict__ weight, int64_t rows,
+                        int64_t hidden, typename Acc<T>::type eps) {
   using A = typename Acc<T>::type;
   using VecT = Vec<T, V>;
   __shared__ A scratch[32];
@@ -189,7 +188,8 @@ __global__ void __launch_bounds__(kLongThreads)
       const VecT wv = w[i];
       VecT o;
 #pragma unroll
-      for (int k = 0; k < V; ++k) o.v[k] = Cast<T>::from(to_acc<A>(v.v[k]) * rstd * to_acc<A>(wv.v[k]));
+      for (int k = 0; k < V; ++k)
+        o.v[k] = Cast<T>::from(to_acc<A>(v.v[k]) * rstd * to_acc<A>(wv.v[k]));
       reinterpret_cast<VecT*>(out + row * hidden)[i] = o;
     }
   }
@@ -207,8 +207,9 @@ void launch_fwd_v(T* out, T* residual_out, const T* x, const T* residual, const 
         out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
   };
   if (!plan.cached) {
-    rms_norm_fwd_long_kernel<T, V><<<static_cast<unsigned>(row_grid(rows)), kLongThreads, 0, stream>>>(
-        out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
+    rms_norm_fwd_long_kernel<T, V>
+        <<<static_cast<unsigned>(row_grid(rows)), kLongThreads, 0, stream>>>(
+            out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
     return;
   }
   switch (plan.vecs_per_thread) {
@@ -387,7 +388,8 @@ __global__ void sum_partials_kernel(T* __restrict__ grad_weight,
   A acc = 0;
   if (col < hidden) {
 #pragma unroll 4
-    for (int64_t p = threadIdx.y; p < num_partials; p += kSumSplit) acc += partial[p * hidden + col];
+    for (int64_t p = threadIdx.y; p < num_partials; p += kSumSplit)
+      acc += partial[p * hidden + col];
   }
   acc_s[threadIdx.y][threadIdx.x] = acc;
   __syncthreads();
@@ -513,8 +515,8 @@ void launch_bwd(T* grad_x, T* grad_weight, const T* grad_out, const T* grad_extr
   }
   const int64_t num_partials = rows > 0 ? p.num_partials : 0;
   const dim3 sum_grid(static_cast<unsigned>((hidden + kSumCols - 1) / kSumCols));
-  sum_partials_kernel<T><<<sum_grid, dim3(kSumCols, kSumSplit), 0, stream>>>(
-      grad_weight, partial, num_partials, hidden);
+  sum_partials_kernel<T><<<sum_grid, dim3(kSumCols, kSumSplit), 0, stream>>>(grad_weight, partial,
+                                                                             num_partials, hidden);
   check_launch("rms_norm backward (weight reduction) kernel launch");
 }
 
@@ -525,16 +527,15 @@ void rms_norm_cuda(DType dtype, void* out, const void* x, const void* weight, in
                    int64_t hidden, double eps, void* stream) {
   if (rows == 0 || hidden == 0) return;
   FUSEDOPS_CUDA_DISPATCH(dtype, [&] {
-    cuda::launch_fwd<scalar_t>(static_cast<scalar_t*>(out), nullptr,
-                               static_cast<const scalar_t*>(x), nullptr,
-                               static_cast<const scalar_t*>(weight), rows, hidden, eps,
-                               static_cast<cudaStream_t>(stream));
+    cuda::launch_fwd<scalar_t>(
+        static_cast<scalar_t*>(out), nullptr, static_cast<const scalar_t*>(x), nullptr,
+        static_cast<const scalar_t*>(weight), rows, hidden, eps, static_cast<cudaStream_t>(stream));
   });
 }
 
 void fused_add_rms_norm_cuda(DType dtype, void* out, void* residual_out, const void* x,
-                             const void* residual, const void* weight, int64_t rows,
-                             int64_t hidden, double eps, void* stream) {
+                             const void* residual, const void* weight, int64_t rows, int64_t hidden,
+                             double eps, void* stream) {
   if (rows == 0 || hidden == 0) return;
   FUSEDOPS_CUDA_DISPATCH(dtype, [&] {
     cuda::launch_fwd<scalar_t>(
@@ -546,15 +547,14 @@ void fused_add_rms_norm_cuda(DType dtype, void* out, void* residual_out, const v
 
 int64_t rms_norm_backward_cuda_scratch_bytes(DType dtype, int64_t rows, int64_t hidden,
                                              int device_sm_count) {
-  return FUSEDOPS_CUDA_DISPATCH(dtype, [&] {
-    return cuda::bwd_scratch_bytes<scalar_t>(rows, hidden, device_sm_count);
-  });
+  return FUSEDOPS_CUDA_DISPATCH(
+      dtype, [&] { return cuda::bwd_scratch_bytes<scalar_t>(rows, hidden, device_sm_count); });
 }
 
 void rms_norm_backward_cuda(DType dtype, void* grad_x, void* grad_weight, const void* grad_out,
-                            const void* grad_extra, const void* x, const void* weight,
-                            int64_t rows, int64_t hidden, double eps, void* scratch,
-                            int device_sm_count, void* stream) {
+                            const void* grad_extra, const void* x, const void* weight, int64_t rows,
+                            int64_t hidden, double eps, void* scratch, int device_sm_count,
+                            void* stream) {
   FUSEDOPS_CUDA_DISPATCH(dtype, [&] {
     cuda::launch_bwd<scalar_t>(
         static_cast<scalar_t*>(grad_x), static_cast<scalar_t*>(grad_weight),

@@ -126,10 +126,9 @@ void silu_and_mul_backward_cuda(DType dtype, void* grad_x, const void* grad_out,
                                 int64_t rows, int64_t d, void* stream) {
   if (rows == 0 || d == 0) return;
   FUSEDOPS_CUDA_DISPATCH(dtype, [&] {
-    cuda::launch_bwd<scalar_t>(static_cast<scalar_t*>(grad_x),
-                               static_cast<const scalar_t*>(grad_out),
-                               static_cast<const scalar_t*>(x), rows, d,
-                               static_cast<cudaStream_t>(stream));
+    cuda::launch_bwd<scalar_t>(
+        static_cast<scalar_t*>(grad_x), static_cast<const scalar_t*>(grad_out),
+        static_cast<const scalar_t*>(x), rows, d, static_cast<cudaStream_t>(stream));
   });
 }
 
