@@ -95,8 +95,9 @@ def extensions(config):
     binding = "csrc/ops/stable.cpp" if config.abi == "stable" else "csrc/ops/classic.cpp"
     sources.append(binding)
 
-    cxx = ["-O3", "-std=c++17", "-fvisibility=hidden"]
-    nvcc = ["-O3", "-std=c++17", "-DFUSEDOPS_WITH_CUDA", "--expt-relaxed-constexpr"]
+    # No -std flag: cpp_extension picks the standard its torch needs (C++20 for ATen >= 2.13).
+    cxx = ["-O3", "-fvisibility=hidden"]
+    nvcc = ["-O3", "-DFUSEDOPS_WITH_CUDA", "--expt-relaxed-constexpr"]
     define_macros: list[tuple[str, str | None]] = []
     if config.abi == "stable":
         # cpp_extension defines Py_LIMITED_API (3.10) itself for py_limited_api=True.

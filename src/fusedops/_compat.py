@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 STABLE_ABI_MIN_TORCH = (2, 10)
 # Where the per-CUDA indexes are published (docs/INSTALL.md); override for mirrors.
-DEFAULT_INDEX_URL = "https://fusedops.github.io/whl"
+DEFAULT_INDEX_URL = "https://fusedops.github.io/fusedops"
 
 
 def index_url() -> str:

@@ -61,7 +61,8 @@ def test_message_names_both_builds_and_the_fix(monkeypatch) -> None:
         in message
     )
     assert "torch 2.13.0+cpu (CPU only)" in message
-    assert 'pip install --force-reinstall --no-deps "fusedops==0.1.0+cputorch2.13"' in message
+    # torch 2.13 is new enough for the stable wheel: that is the one to install.
+    assert 'pip install --force-reinstall --no-deps "fusedops==0.1.0+cpu"' in message
     assert f"--index-url {_compat.DEFAULT_INDEX_URL}/cpu" in message
 
 
