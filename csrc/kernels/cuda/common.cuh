@@ -131,6 +131,53 @@ __device__ __forceinline__ void block_sum2(A (&v)[2], A* scratch) {
   v[1] = warp_sum(lane < num_warps ? second[lane] : A(0));
 }
 
+// ---- asynchronous global -> shared copies -------------------------------
+// cp.async (sm_80+) moves 16 bytes from global to shared memory without
+// passing through registers, so the bytes a thread has in flight no longer
+// cost it registers. `.cg` caches in L2 only, leaving L1 to data that is
+// re-read (the weight). Before sm_80 the same calls copy synchronously
+// (a plain load and store), so a kernel built on them stays correct there.
+// The usual pattern: issue copies, cp_async_commit() closes a group;
+// cp_async_wait(n) returns once at most n of this thread's groups are still
+// pending. It makes only this thread's own copies visible to it: a thread
+// that reads data other threads copied needs a __syncthreads() after it.
+__device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src) : "memory");
+#else
+  *static_cast<uint4*>(smem_dst) = *static_cast<const uint4*>(gmem_src);
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// cp.async.wait_group takes an immediate: n is dispatched to 0..3.
+__device__ __forceinline__ void cp_async_wait(int n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  switch (n) {
+    case 0:
+      asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+      break;
+    case 1:
+      asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+      break;
+    case 2:
+      asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+      break;
+    default:
+      asm volatile("cp.async.wait_group 3;\n" ::: "memory");
+      break;
+  }
+#else
+  (void)n;
+#endif
+}
+
 }  // namespace fusedops::kernels::cuda
 
 // Runs `__VA_ARGS__` with `scalar_t` bound to the CUDA type of `dtype`.

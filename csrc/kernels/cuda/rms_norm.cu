@@ -1,13 +1,23 @@
 // RMSNorm, fused residual-add + RMSNorm and their backward on CUDA.
 //
-// Layout shared by every kernel here: a block works on one row at a time and
-// walks rows with a grid stride (a persistent grid sized by occupancy). Thread
-// t owns the row's 16-byte vectors t, t + T, ..., t + (C-1)T, the same columns
-// for every row, so it loads its slice of `weight` once and keeps it, and the
-// backward keeps its weight-gradient partial sums in registers. A row is read
-// from memory once and stays in registers between the reduction and the output.
-// Rows longer than C*T vectors (very large hidden sizes) loop over the rest and
-// re-read it (from L2).
+// Two designs live here (benchmarks/NOTES.md has the history and numbers):
+//
+// v5, "staged" (sm_80+, 16-byte aligned rows that fit in shared memory): a
+// persistent grid; each block walks its rows (blockIdx.x, + gridDim.x, ...)
+// through a ring of 2-4 shared-memory stages filled by cp.async, so the next
+// rows are in flight while the current one is reduced and written. Bytes in
+// flight are bounded by shared memory (~227 KB per SM) instead of registers.
+// Thread t copies and later reads the same 16-byte slots t, t + T, ... of every
+// row, so a thread only ever reads shared memory it copied itself: waiting for
+// its own cp.async groups is enough, no barrier is needed for the data (the
+// block reduction's barriers are the only ones). The weight is re-read
+// through L1 (x bypasses L1 with cp.async.cg, so L1 keeps the weight).
+//
+// v4, "register" (everything else: sm_75, unaligned or odd hidden, rows too
+// long to stage): thread t owns the row's 16-byte vectors t, t + T, ...,
+// (C-1)T, keeps the row in registers between the reduction and the output,
+// and the backward keeps its weight-gradient partial sums in registers. Rows
+// longer than C*T vectors loop over the rest and re-read it (from L2).
 //
 // The weight gradient sums over rows: each block writes one partial row, and
 // a second kernel adds the partials in a fixed order (deterministic).
@@ -44,17 +54,51 @@ RowPlan plan_row(int64_t nvec, int max_threads) {
   return {c, threads, nvec <= static_cast<int64_t>(c) * threads};
 }
 
-// Resident blocks per SM for a kernel at a block size, cached: the occupancy
-// query is a driver call and the answer never changes for a device.
-int blocks_per_sm(const void* kernel, int threads, int device) {
+// What the launch plans need to know about a device, queried once per device.
+struct DeviceLimits {
+  int cc_major;    // compute capability major: cp.async needs 8
+  int smem_optin;  // largest dynamic shared memory a block may opt in to
+  int sm_count;
+};
+
+DeviceLimits device_limits(int device) {
   static std::mutex mutex;
-  static std::map<std::tuple<const void*, int, int>, int> cache;
+  static std::map<int, DeviceLimits> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_tuple(kernel, threads, device);
+  auto it = cache.find(device);
+  if (it != cache.end()) return it->second;
+  DeviceLimits d{};
+  check_cuda(cudaDeviceGetAttribute(&d.cc_major, cudaDevAttrComputeCapabilityMajor, device),
+             "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+  check_cuda(cudaDeviceGetAttribute(&d.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+             "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
+  check_cuda(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, device),
+             "cudaDeviceGetAttribute(MultiProcessorCount)");
+  cache.emplace(device, d);
+  return d;
+}
+
+// Resident blocks per SM for a kernel at a block size and dynamic shared
+// memory size, cached: the occupancy query is a driver call and the answer
+// never changes for a device. A kernel asked about more than 48 KB of dynamic
+// shared memory is first allowed the device's opt-in maximum (a per-kernel
+// attribute; without it such a launch fails), so the same call that plans a
+// launch also makes it legal.
+int blocks_per_sm(const void* kernel, int threads, int device, int64_t smem_bytes = 0) {
+  static std::mutex mutex;
+  static std::map<std::tuple<const void*, int, int, int64_t>, int> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_tuple(kernel, threads, device, smem_bytes);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
+  if (smem_bytes > 48 * 1024) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    device_limits(device).smem_optin),
+               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  }
   int blocks = 0;
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0),
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads,
+                                                           static_cast<size_t>(smem_bytes)),
              "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   blocks = std::max(blocks, 1);
   cache.emplace(key, blocks);
@@ -71,6 +115,56 @@ int64_t persistent_grid(const void* kernel, int threads, int64_t rows, int sm_co
   const int64_t resident =
       static_cast<int64_t>(sm_count) * blocks_per_sm(kernel, threads, current_device());
   return std::max<int64_t>(1, std::min<int64_t>(rows, resident));
+}
+
+// ---- v5: staging plan ------------------------------------------------------
+constexpr int kStagedMaxThreads = 512;
+constexpr int kMaxStages = 4;  // cp_async_wait dispatches up to 3 pending groups
+
+struct StagedPlan {
+  int threads = 0;  // 0: the row does not fit (or no cp.async): use the v4 kernels
+  int stages = 0;
+  int64_t smem_bytes = 0;
+  int blocks_per_sm = 0;
+};
+
+// Picks the number of stages that keeps the most bytes in flight per SM.
+// While a block works on one row, its other (stages - 1) rows are being
+// copied, so an SM has about blocks_per_sm * (stages - 1) * stage_bytes in
+// flight; blocks_per_sm comes from the occupancy query with the dynamic
+// shared memory size, so it accounts for registers and threads too.
+// Ties go to fewer stages (more blocks: more warps to hide the reduction).
+// Cached: a launch pays one map lookup, not three occupancy lookups.
+StagedPlan plan_staged(const void* kernel, int threads, int64_t stage_bytes, int device) {
+  static std::mutex mutex;
+  static std::map<std::tuple<const void*, int, int64_t, int>, StagedPlan> cache;
+  const auto key = std::make_tuple(kernel, threads, stage_bytes, device);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  StagedPlan best;
+  const DeviceLimits d = device_limits(device);
+  if (d.cc_major < 8) {  // no cp.async: the v4 kernels are the tested path there
+    std::lock_guard<std::mutex> lock(mutex);
+    cache.emplace(key, best);
+    return best;
+  }
+  int64_t best_in_flight = 0;
+  for (int stages = 2; stages <= kMaxStages; ++stages) {
+    const int64_t smem = stages * stage_bytes;
+    if (smem > d.smem_optin) break;
+    const int blocks = blocks_per_sm(kernel, threads, device, smem);
+    const int64_t in_flight = blocks * (stages - 1) * stage_bytes;
+    if (in_flight > best_in_flight) {
+      best_in_flight = in_flight;
+      best = {threads, stages, smem, blocks};
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(key, best);
+  return best;
 }
 
 // ---- forward ---------------------------------------------------------------
@@ -195,6 +289,93 @@ __global__ void __launch_bounds__(kLongThreads)
   }
 }
 
+// v5 forward: rows staged in shared memory by cp.async (see the top of the
+// file). Stage layout: x's nvec vectors, then residual's when `residual` is
+// given. Row k of this block (row blockIdx.x + k * gridDim.x) goes to stage
+// k % stages; stages - 1 rows are requested before the first is used.
+template <typename T>
+__global__ void __launch_bounds__(kStagedMaxThreads)
+    rms_norm_fwd_staged_kernel(T* __restrict__ out, T* __restrict__ residual_out,
+                               const T* __restrict__ x, const T* __restrict__ residual,
+                               const T* __restrict__ weight, int64_t rows, int hidden, int stages,
+                               typename Acc<T>::type eps) {
+  using A = typename Acc<T>::type;
+  constexpr int V = kVec16<T>;
+  using VecT = Vec<T, V>;
+  extern __shared__ uint4 staged_smem[];
+  __shared__ A scratch[32];
+  const bool add = residual != nullptr;
+  const int nvec = hidden / V;
+  const int stage_vecs = add ? 2 * nvec : nvec;
+  VecT* const smem = reinterpret_cast<VecT*>(staged_smem);
+  const VecT* w = reinterpret_cast<const VecT*>(weight);
+  const int64_t my_rows = (rows - blockIdx.x + gridDim.x - 1) / gridDim.x;  // grid <= rows
+
+  // Requests row k into stage `buf`, then closes a commit group. Past the
+  // last row the group is empty: one group per row keeps the wait count fixed.
+  auto request = [&](int64_t k, int buf) {
+    if (k < my_rows) {
+      const int64_t offset = (blockIdx.x + k * gridDim.x) * hidden;
+      const VecT* xg = reinterpret_cast<const VecT*>(x + offset);
+      const VecT* rg = add ? reinterpret_cast<const VecT*>(residual + offset) : nullptr;
+      VecT* st = smem + buf * stage_vecs;
+      for (int i = threadIdx.x; i < nvec; i += blockDim.x) {
+        cp_async16(st + i, xg + i);
+        if (add) cp_async16(st + nvec + i, rg + i);
+      }
+    }
+    cp_async_commit();
+  };
+
+  for (int k = 0; k < stages - 1; ++k) request(k, k);
+  int buf = 0;                 // stage of row k
+  int next_buf = stages - 1;   // stage of row k + stages - 1
+  for (int64_t k = 0; k < my_rows; ++k) {
+    cp_async_wait(stages - 2);  // row k's group (this thread's copies) has landed
+    const int64_t offset = (blockIdx.x + k * gridDim.x) * hidden;
+    VecT* st = smem + buf * stage_vecs;
+    A sum_sq = 0;
+    // Unrolled so the shared-memory loads (and below, the weight loads) of
+    // several vectors are issued before the first is used.
+#pragma unroll 4
+    for (int i = threadIdx.x; i < nvec; i += blockDim.x) {
+      VecT v = st[i];
+      if (add) {
+        // residual_out is rounded to the dtype, and the norm is of that value.
+        const VecT r = st[nvec + i];
+#pragma unroll
+        for (int j = 0; j < V; ++j) v.v[j] = Cast<T>::from(to_acc<A>(v.v[j]) + to_acc<A>(r.v[j]));
+        st[i] = v;  // the output pass below normalises the rounded sum
+        reinterpret_cast<VecT*>(residual_out + offset)[i] = v;
+      }
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const A f = to_acc<A>(v.v[j]);
+        sum_sq += f * f;
+      }
+    }
+    sum_sq = block_sum(sum_sq, scratch);
+    // Refill the stage row k - 1 used. Its last reads came before the
+    // barriers in block_sum, so nothing in the block still reads it.
+    request(k + stages - 1, next_buf);
+    const A rstd = A(1) / sqrt(sum_sq / static_cast<A>(hidden) + eps);
+    VecT* outr = reinterpret_cast<VecT*>(out + offset);
+#pragma unroll 4
+    for (int i = threadIdx.x; i < nvec; i += blockDim.x) {
+      const VecT v = st[i];
+      const VecT wv = w[i];
+      VecT o;
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        o.v[j] = Cast<T>::from(to_acc<A>(v.v[j]) * rstd * to_acc<A>(wv.v[j]));
+      }
+      outr[i] = o;
+    }
+    buf = buf + 1 == stages ? 0 : buf + 1;
+    next_buf = next_buf + 1 == stages ? 0 : next_buf + 1;
+  }
+}
+
 int64_t row_grid(int64_t rows) { return std::min<int64_t>(rows, int64_t{1} << 30); }
 
 template <typename T, int V>
@@ -222,13 +403,47 @@ void launch_fwd_v(T* out, T* residual_out, const T* x, const T* residual, const 
   }
 }
 
+// Forward threads per block for the staged kernel: about four 16-byte
+// copies per thread per row, 64 to 256 threads. Registers no longer bound
+// what is in flight, so the block size only needs enough warps for the
+// reduction and output pass; smaller blocks also pack finer into shared memory.
+int fwd_staged_threads(int64_t nvec) {
+  const int64_t want = ((nvec + 3) / 4 + 31) / 32 * 32;
+  return static_cast<int>(std::min<int64_t>(256, std::max<int64_t>(64, want)));
+}
+
+// Launches the v5 forward if the row can be staged; false: use v4.
+template <typename T>
+bool launch_fwd_staged(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
+                       int64_t rows, int64_t hidden, double eps, cudaStream_t stream) {
+  using A = typename Acc<T>::type;
+  const int64_t nvec = hidden / kVec16<T>;
+  const int64_t stage_bytes = nvec * 16 * (residual != nullptr ? 2 : 1);
+  const void* kernel = reinterpret_cast<const void*>(rms_norm_fwd_staged_kernel<T>);
+  const int device = current_device();
+  const int threads = fwd_staged_threads(nvec);
+  const StagedPlan plan = plan_staged(kernel, threads, stage_bytes, device);
+  if (plan.threads == 0) return false;
+  const int64_t resident =
+      static_cast<int64_t>(device_limits(device).sm_count) * plan.blocks_per_sm;
+  const int64_t grid = std::min(rows, resident);
+  rms_norm_fwd_staged_kernel<T><<<static_cast<unsigned>(grid), plan.threads,
+                                  static_cast<size_t>(plan.smem_bytes), stream>>>(
+      out, residual_out, x, residual, weight, rows, static_cast<int>(hidden), plan.stages,
+      static_cast<A>(eps));
+  return true;
+}
+
 template <typename T>
 void launch_fwd(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
                 int64_t rows, int64_t hidden, double eps, cudaStream_t stream) {
   constexpr int V = kVec16<T>;
   const bool vectorised = hidden % V == 0 && aligned16(out) && aligned16(x) && aligned16(weight) &&
                           (residual == nullptr || (aligned16(residual) && aligned16(residual_out)));
-  if (vectorised) {
+  if (vectorised &&
+      launch_fwd_staged<T>(out, residual_out, x, residual, weight, rows, hidden, eps, stream)) {
+    // v5
+  } else if (vectorised) {
     launch_fwd_v<T, V>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
   } else {
     launch_fwd_v<T, 1>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
@@ -243,8 +458,16 @@ void launch_fwd(T* out, T* residual_out, const T* x, const T* residual, const T*
 //
 // Rows of at most C*T vectors. partial[blockIdx.x, :] receives this block's
 // share of dw.
+// On sm_75 ptxas squeezed <bf16, 8, 2> to 64 registers and spilled 20
+// bytes; the minimum-blocks hint stops that. It is given on sm_75 only, so
+// the v4 kernels on sm_80+ keep the register counts they were measured with.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define FUSEDOPS_V4_BWD_BOUNDS __launch_bounds__(kBwdMaxThreads, 1)
+#else
+#define FUSEDOPS_V4_BWD_BOUNDS __launch_bounds__(kBwdMaxThreads)
+#endif
 template <typename T, int V, int C>
-__global__ void __launch_bounds__(kBwdMaxThreads)
+__global__ void FUSEDOPS_V4_BWD_BOUNDS
     rms_norm_bwd_kernel(T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ partial,
                         const T* __restrict__ grad_out, const T* __restrict__ grad_extra,
                         const T* __restrict__ x, const T* __restrict__ weight, int64_t rows,
@@ -315,6 +538,128 @@ __global__ void __launch_bounds__(kBwdMaxThreads)
     if (i < nvec) {
 #pragma unroll
       for (int k = 0; k < V; ++k) pr[i * V + k] = dw[c][k];
+    }
+  }
+}
+
+// v5 backward: rows staged in shared memory by cp.async, as in the v5
+// forward. Stage layout: x, dy, then grad_extra when given (nvec vectors
+// each). Thread t owns vectors t + c*T, c < C, of every row: it copies them,
+// reads them back, and keeps their weight-gradient sums in dw (C*V floats; the
+// row data itself never lives in registers for long).
+// partial[blockIdx.x, :] receives this block's share of dw.
+// __launch_bounds__(..., 1): without the minimum-blocks hint ptxas squeezed
+// C = 4 (and float C = 8) to 64 registers and spilled a few bytes; with it,
+// it takes the ~90 registers it needs (occupancy here is set by shared memory).
+template <typename T, int C>
+__global__ void __launch_bounds__(kStagedMaxThreads, 1)
+    rms_norm_bwd_staged_kernel(T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ partial,
+                               const T* __restrict__ grad_out, const T* __restrict__ grad_extra,
+                               const T* __restrict__ x, const T* __restrict__ weight,
+                               int64_t rows, int hidden, int stages,
+                               typename Acc<T>::type eps) {
+  using A = typename Acc<T>::type;
+  constexpr int V = kVec16<T>;
+  using VecT = Vec<T, V>;
+  extern __shared__ uint4 staged_smem[];
+  __shared__ A scratch[32];
+  const bool extra = grad_extra != nullptr;
+  const int nvec = hidden / V;
+  const int stage_vecs = (extra ? 3 : 2) * nvec;
+  const A n = static_cast<A>(hidden);
+  VecT* const smem = reinterpret_cast<VecT*>(staged_smem);
+  const VecT* w = reinterpret_cast<const VecT*>(weight);
+  const int64_t my_rows = (rows - blockIdx.x + gridDim.x - 1) / gridDim.x;  // grid <= rows
+
+  A dw[C][V];
+#pragma unroll
+  for (int c = 0; c < C; ++c)
+#pragma unroll
+    for (int j = 0; j < V; ++j) dw[c][j] = 0;
+
+  // Requests row k into stage `buf`; one commit group per row, empty past
+  // the last row so the wait count stays fixed.
+  auto request = [&](int64_t k, int buf) {
+    if (k < my_rows) {
+      const int64_t offset = (blockIdx.x + k * gridDim.x) * hidden;
+      const VecT* xg = reinterpret_cast<const VecT*>(x + offset);
+      const VecT* dyg = reinterpret_cast<const VecT*>(grad_out + offset);
+      const VecT* eg = extra ? reinterpret_cast<const VecT*>(grad_extra + offset) : nullptr;
+      VecT* st = smem + buf * stage_vecs;
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int i = threadIdx.x + c * blockDim.x;
+        if (i < nvec) {
+          cp_async16(st + i, xg + i);
+          cp_async16(st + nvec + i, dyg + i);
+          if (extra) cp_async16(st + 2 * nvec + i, eg + i);
+        }
+      }
+    }
+    cp_async_commit();
+  };
+
+  for (int k = 0; k < stages - 1; ++k) request(k, k);
+  int buf = 0;                // stage of row k
+  int next_buf = stages - 1;  // stage of row k + stages - 1
+  for (int64_t k = 0; k < my_rows; ++k) {
+    cp_async_wait(stages - 2);  // row k's group (this thread's copies) has landed
+    const VecT* st = smem + buf * stage_vecs;
+    A sums[2] = {0, 0};  // sum x^2, sum w*dy*x
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        const VecT xv = st[i];
+        const VecT dyv = st[nvec + i];
+        const VecT wv = w[i];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const A xf = to_acc<A>(xv.v[j]);
+          sums[0] += xf * xf;
+          sums[1] += to_acc<A>(dyv.v[j]) * to_acc<A>(wv.v[j]) * xf;
+        }
+      }
+    }
+    block_sum2(sums, scratch);
+    // Refill the stage row k - 1 used; its last reads came before the
+    // barriers in block_sum2.
+    request(k + stages - 1, next_buf);
+    const A rstd = A(1) / sqrt(sums[0] / n + eps);
+    const A coef = rstd * rstd * rstd * sums[1] / n;
+    VecT* gxr = reinterpret_cast<VecT*>(grad_x + (blockIdx.x + k * gridDim.x) * hidden);
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        const VecT xv = st[i];
+        const VecT dyv = st[nvec + i];
+        const VecT wv = w[i];
+        VecT ev;
+        if (extra) ev = st[2 * nvec + i];
+        VecT g;
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const A xf = to_acc<A>(xv.v[j]);
+          const A dy = to_acc<A>(dyv.v[j]);
+          A gx = rstd * dy * to_acc<A>(wv.v[j]) - coef * xf;
+          if (extra) gx += to_acc<A>(ev.v[j]);
+          g.v[j] = Cast<T>::from(gx);
+          dw[c][j] += dy * xf * rstd;
+        }
+        gxr[i] = g;
+      }
+    }
+    buf = buf + 1 == stages ? 0 : buf + 1;
+    next_buf = next_buf + 1 == stages ? 0 : next_buf + 1;
+  }
+  A* pr = partial + static_cast<int64_t>(blockIdx.x) * hidden;
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int i = threadIdx.x + c * blockDim.x;
+    if (i < nvec) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) pr[static_cast<int64_t>(i) * V + j] = dw[c][j];
     }
   }
 }
@@ -404,6 +749,8 @@ __global__ void sum_partials_kernel(T* __restrict__ grad_weight,
 struct BwdPlan {
   RowPlan row;
   bool vectorised;
+  StagedPlan staged;       // staged.threads > 0: the v5 kernel, with staged_c vectors per thread
+  int staged_c;
   int64_t num_partials;
   int64_t grid;            // fused kernel blocks (== num_partials) or dx-kernel blocks
   int64_t rows_per_chunk;  // fallback only
@@ -427,11 +774,55 @@ const void* bwd_kernel_for(int c) {
 }
 
 template <typename T>
-BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned) {
+const void* bwd_staged_kernel_for(int c) {
+  switch (c) {
+    case 1:
+      return reinterpret_cast<const void*>(rms_norm_bwd_staged_kernel<T, 1>);
+    case 2:
+      return reinterpret_cast<const void*>(rms_norm_bwd_staged_kernel<T, 2>);
+    default:
+      return reinterpret_cast<const void*>(rms_norm_bwd_staged_kernel<T, 4>);
+  }
+}
+
+// v5 backward: C = 1, 2 or 4 vectors per thread, 256 threads (512 for rows
+// over 1024 vectors). C = 8 would cover rows up to 4096 vectors (bf16 hidden
+// up to ~28K still fits two stages), but its 64 dw floats spill on sm_75 at 512
+// threads; those rows take the v4 path.
+constexpr int kBwdStagedMaxC = 4;
+constexpr int64_t kBwdStagedMaxVecs = int64_t{kBwdStagedMaxC} * kStagedMaxThreads;
+
+// Each staged block gets at least this many rows when rows are few. Each
+// block writes one float partial row of dw that sum_partials_kernel reads
+// back: 8 * hidden bytes of extra traffic per block, against 3 * 2 * hidden
+// bytes per bf16 row it processes. With >= 8 rows a block that costs <= 17%
+// extra (4096 x 2048 bf16: 512 partials instead of ~900), and the pipeline
+// fill (about one row's latency) is paid over 8 rows; the grid still has at
+// least one block per SM, so small problems keep every SM busy.
+constexpr int64_t kMinRowsPerStagedBlock = 8;
+
+template <typename T>
+BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool has_extra) {
   constexpr int V = kVec16<T>;
   BwdPlan p{};
   p.vectorised = aligned && hidden % V == 0;
   const int64_t nvec = p.vectorised ? hidden / V : hidden;
+  if (p.vectorised && nvec <= kBwdStagedMaxVecs) {
+    int c = 1;
+    while (c < kBwdStagedMaxC && nvec > int64_t{c} * 256) c *= 2;  // then T = nvec / c <= 512
+    const int threads = static_cast<int>(std::max<int64_t>(32, ((nvec + c - 1) / c + 31) / 32 * 32));
+    const int64_t stage_bytes = nvec * 16 * (has_extra ? 3 : 2);
+    p.staged = plan_staged(bwd_staged_kernel_for<T>(c), threads, stage_bytes, current_device());
+    p.staged_c = c;
+  }
+  if (p.staged.threads > 0) {
+    const int64_t resident = static_cast<int64_t>(sm_count) * p.staged.blocks_per_sm;
+    const int64_t enough =
+        std::max<int64_t>(sm_count, (rows + kMinRowsPerStagedBlock - 1) / kMinRowsPerStagedBlock);
+    p.grid = std::max<int64_t>(1, std::min({rows, resident, enough}));
+    p.num_partials = p.grid;
+    return p;
+  }
   p.row = plan_row(nvec, kBwdMaxThreads);
   if (p.row.cached) {
     const void* kernel = p.vectorised ? bwd_kernel_for<T, V>(p.row.vecs_per_thread)
@@ -453,12 +844,44 @@ template <typename T>
 int64_t bwd_scratch_bytes(int64_t rows, int64_t hidden, int sm_count) {
   using A = typename Acc<T>::type;
   if (rows == 0 || hidden == 0) return 0;
-  // The plan depends on pointer alignment, unknown here: size for the larger.
+  // The plan depends on pointer alignment and on whether grad_extra is
+  // given, both unknown here: size for the largest of the four plans.
   auto bytes = [&](const BwdPlan& b) {
-    return static_cast<int64_t>(sizeof(A)) * (b.num_partials * hidden + (b.row.cached ? 0 : rows));
+    const bool needs_rstd = b.staged.threads == 0 && !b.row.cached;
+    return static_cast<int64_t>(sizeof(A)) * (b.num_partials * hidden + (needs_rstd ? rows : 0));
   };
-  return std::max(bytes(plan_bwd<T>(rows, hidden, sm_count, true)),
-                  bytes(plan_bwd<T>(rows, hidden, sm_count, false)));
+  int64_t most = 0;
+  for (const bool aligned : {true, false}) {
+    for (const bool extra : {true, false}) {
+      most = std::max(most, bytes(plan_bwd<T>(rows, hidden, sm_count, aligned, extra)));
+    }
+  }
+  return most;
+}
+
+template <typename T>
+void launch_bwd_staged(const BwdPlan& p, T* grad_x, typename Acc<T>::type* partial,
+                       const T* grad_out, const T* grad_extra, const T* x, const T* weight,
+                       int64_t rows, int64_t hidden, typename Acc<T>::type eps,
+                       cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.grid));
+  const int threads = p.staged.threads;
+  const size_t smem = static_cast<size_t>(p.staged.smem_bytes);
+  const int h = static_cast<int>(hidden);
+  const int stages = p.staged.stages;
+  switch (p.staged_c) {
+    case 1:
+      rms_norm_bwd_staged_kernel<T, 1><<<grid, threads, smem, stream>>>(
+          grad_x, partial, grad_out, grad_extra, x, weight, rows, h, stages, eps);
+      break;
+    case 2:
+      rms_norm_bwd_staged_kernel<T, 2><<<grid, threads, smem, stream>>>(
+          grad_x, partial, grad_out, grad_extra, x, weight, rows, h, stages, eps);
+      break;
+    default:
+      rms_norm_bwd_staged_kernel<T, 4><<<grid, threads, smem, stream>>>(
+          grad_x, partial, grad_out, grad_extra, x, weight, rows, h, stages, eps);
+  }
 }
 
 template <typename T, int V>
@@ -491,11 +914,14 @@ void launch_bwd(T* grad_x, T* grad_weight, const T* grad_out, const T* grad_extr
   if (hidden == 0) return;
   const bool aligned = aligned16(grad_x) && aligned16(grad_out) && aligned16(x) &&
                        aligned16(weight) && (grad_extra == nullptr || aligned16(grad_extra));
-  const BwdPlan p = plan_bwd<T>(rows, hidden, sm_count, aligned);
+  const BwdPlan p = plan_bwd<T>(rows, hidden, sm_count, aligned, grad_extra != nullptr);
   A* partial = static_cast<A*>(scratch);
   const A eps_a = static_cast<A>(eps);
   if (rows > 0) {
-    if (p.row.cached && p.vectorised) {
+    if (p.staged.threads > 0) {
+      launch_bwd_staged<T>(p, grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden,
+                           eps_a, stream);
+    } else if (p.row.cached && p.vectorised) {
       launch_bwd_fused<T, V>(p, grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden,
                              eps_a, stream);
     } else if (p.row.cached) {
