@@ -78,6 +78,14 @@ DeviceLimits device_limits(int device) {
   return d;
 }
 
+// The most dynamic shared memory a kernel may opt in to: the device's per-block
+// limit less the kernel's own static shared memory (asking for more is an error).
+int max_dynamic_smem(const void* kernel, int device) {
+  cudaFuncAttributes attr{};
+  check_cuda(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes");
+  return device_limits(device).smem_optin - static_cast<int>(attr.sharedSizeBytes);
+}
+
 // Resident blocks per SM for a kernel at a block size and dynamic shared
 // memory size, cached: the occupancy query is a driver call and the answer
 // never changes for a device. A kernel asked about more than 48 KB of dynamic
@@ -93,7 +101,7 @@ int blocks_per_sm(const void* kernel, int threads, int device, int64_t smem_byte
   if (it != cache.end()) return it->second;
   if (smem_bytes > 48 * 1024) {
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    device_limits(device).smem_optin),
+                                    max_dynamic_smem(kernel, device)),
                "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   }
   int blocks = 0;
@@ -152,9 +160,10 @@ StagedPlan plan_staged(const void* kernel, int threads, int64_t stage_bytes, int
     return best;
   }
   int64_t best_in_flight = 0;
+  const int64_t smem_limit = max_dynamic_smem(kernel, device);
   for (int stages = 2; stages <= kMaxStages; ++stages) {
     const int64_t smem = stages * stage_bytes;
-    if (smem > d.smem_optin) break;
+    if (smem > smem_limit) break;
     const int blocks = blocks_per_sm(kernel, threads, device, smem);
     const int64_t in_flight = blocks * (stages - 1) * stage_bytes;
     if (in_flight > best_in_flight) {
@@ -328,8 +337,8 @@ __global__ void __launch_bounds__(kStagedMaxThreads)
   };
 
   for (int k = 0; k < stages - 1; ++k) request(k, k);
-  int buf = 0;                 // stage of row k
-  int next_buf = stages - 1;   // stage of row k + stages - 1
+  int buf = 0;                // stage of row k
+  int next_buf = stages - 1;  // stage of row k + stages - 1
   for (int64_t k = 0; k < my_rows; ++k) {
     cp_async_wait(stages - 2);  // row k's group (this thread's copies) has landed
     const int64_t offset = (blockIdx.x + k * gridDim.x) * hidden;
@@ -427,10 +436,10 @@ bool launch_fwd_staged(T* out, T* residual_out, const T* x, const T* residual, c
   const int64_t resident =
       static_cast<int64_t>(device_limits(device).sm_count) * plan.blocks_per_sm;
   const int64_t grid = std::min(rows, resident);
-  rms_norm_fwd_staged_kernel<T><<<static_cast<unsigned>(grid), plan.threads,
-                                  static_cast<size_t>(plan.smem_bytes), stream>>>(
-      out, residual_out, x, residual, weight, rows, static_cast<int>(hidden), plan.stages,
-      static_cast<A>(eps));
+  rms_norm_fwd_staged_kernel<T>
+      <<<static_cast<unsigned>(grid), plan.threads, static_cast<size_t>(plan.smem_bytes), stream>>>(
+          out, residual_out, x, residual, weight, rows, static_cast<int>(hidden), plan.stages,
+          static_cast<A>(eps));
   return true;
 }
 
@@ -467,11 +476,10 @@ void launch_fwd(T* out, T* residual_out, const T* x, const T* residual, const T*
 #define FUSEDOPS_V4_BWD_BOUNDS __launch_bounds__(kBwdMaxThreads)
 #endif
 template <typename T, int V, int C>
-__global__ void FUSEDOPS_V4_BWD_BOUNDS
-    rms_norm_bwd_kernel(T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ partial,
-                        const T* __restrict__ grad_out, const T* __restrict__ grad_extra,
-                        const T* __restrict__ x, const T* __restrict__ weight, int64_t rows,
-                        int64_t hidden, typename Acc<T>::type eps) {
+__global__ void FUSEDOPS_V4_BWD_BOUNDS rms_norm_bwd_kernel(
+    T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ partial,
+    const T* __restrict__ grad_out, const T* __restrict__ grad_extra, const T* __restrict__ x,
+    const T* __restrict__ weight, int64_t rows, int64_t hidden, typename Acc<T>::type eps) {
   using A = typename Acc<T>::type;
   using VecT = Vec<T, V>;
   __shared__ A scratch[32];
@@ -555,9 +563,8 @@ template <typename T, int C>
 __global__ void __launch_bounds__(kStagedMaxThreads, 1)
     rms_norm_bwd_staged_kernel(T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ partial,
                                const T* __restrict__ grad_out, const T* __restrict__ grad_extra,
-                               const T* __restrict__ x, const T* __restrict__ weight,
-                               int64_t rows, int hidden, int stages,
-                               typename Acc<T>::type eps) {
+                               const T* __restrict__ x, const T* __restrict__ weight, int64_t rows,
+                               int hidden, int stages, typename Acc<T>::type eps) {
   using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   using VecT = Vec<T, V>;
@@ -749,7 +756,7 @@ __global__ void sum_partials_kernel(T* __restrict__ grad_weight,
 struct BwdPlan {
   RowPlan row;
   bool vectorised;
-  StagedPlan staged;       // staged.threads > 0: the v5 kernel, with staged_c vectors per thread
+  StagedPlan staged;  // staged.threads > 0: the v5 kernel, with staged_c vectors per thread
   int staged_c;
   int64_t num_partials;
   int64_t grid;            // fused kernel blocks (== num_partials) or dx-kernel blocks
@@ -810,7 +817,8 @@ BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool 
   if (p.vectorised && nvec <= kBwdStagedMaxVecs) {
     int c = 1;
     while (c < kBwdStagedMaxC && nvec > int64_t{c} * 256) c *= 2;  // then T = nvec / c <= 512
-    const int threads = static_cast<int>(std::max<int64_t>(32, ((nvec + c - 1) / c + 31) / 32 * 32));
+    const int threads =
+        static_cast<int>(std::max<int64_t>(32, ((nvec + c - 1) / c + 31) / 32 * 32));
     const int64_t stage_bytes = nvec * 16 * (has_extra ? 3 : 2);
     p.staged = plan_staged(bwd_staged_kernel_for<T>(c), threads, stage_bytes, current_device());
     p.staged_c = c;
@@ -919,8 +927,8 @@ void launch_bwd(T* grad_x, T* grad_weight, const T* grad_out, const T* grad_extr
   const A eps_a = static_cast<A>(eps);
   if (rows > 0) {
     if (p.staged.threads > 0) {
-      launch_bwd_staged<T>(p, grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden,
-                           eps_a, stream);
+      launch_bwd_staged<T>(p, grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden, eps_a,
+                           stream);
     } else if (p.row.cached && p.vectorised) {
       launch_bwd_fused<T, V>(p, grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden,
                              eps_a, stream);
