@@ -4,7 +4,9 @@
         --section Occupancy --section LaunchStats python benchmarks/tools/ncu_rms_norm_probe.py
 """
 
-import torch, fusedops
+import torch
+
+import fusedops
 
 torch._dynamo.config.recompile_limit = 64
 x = torch.randn(16384, 16384, dtype=torch.bfloat16, device="cuda")
