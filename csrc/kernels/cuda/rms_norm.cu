@@ -22,8 +22,10 @@
 // The weight gradient sums over rows: each block writes one partial row, and
 // a second kernel adds the partials in a fixed order (deterministic).
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 
 #include "common.cuh"
@@ -298,6 +300,104 @@ __global__ void __launch_bounds__(kLongThreads)
   }
 }
 
+// v6 forward: one block per row, two passes, the second re-reading the row
+// from L2. Holding nothing across the reduction keeps registers low (about
+// 30), so an SM runs 2048 threads, each with U independent 16-byte loads in
+// flight per pass: occupancy, not registers or shared memory, covers the
+// memory latency (what ncu showed Triton's kernel doing; benchmarks/NOTES.md).
+template <typename T, int V, int U>
+__global__ void __launch_bounds__(512)
+    rms_norm_fwd_two_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
+                                 const T* __restrict__ x, const T* __restrict__ residual,
+                                 const T* __restrict__ weight, int64_t rows, int64_t hidden,
+                                 typename Acc<T>::type eps) {
+  using A = typename Acc<T>::type;
+  using VecT = Vec<T, V>;
+  __shared__ A scratch[32];
+  const bool add = residual != nullptr;
+  const int64_t nvec = hidden / V;
+  const int64_t step = static_cast<int64_t>(blockDim.x) * U;
+  const VecT* w = reinterpret_cast<const VecT*>(weight);
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const VecT* xr = reinterpret_cast<const VecT*>(x + row * hidden);
+    const VecT* rr = add ? reinterpret_cast<const VecT*>(residual + row * hidden) : nullptr;
+    VecT* sr = add ? reinterpret_cast<VecT*>(residual_out + row * hidden) : nullptr;
+    VecT* outr = reinterpret_cast<VecT*>(out + row * hidden);
+    A sum_sq = 0;
+    for (int64_t base = threadIdx.x; base < nvec; base += step) {
+      VecT v[U], r[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = base + static_cast<int64_t>(u) * blockDim.x;
+        if (i < nvec) {
+          v[u] = xr[i];
+          if (add) r[u] = rr[i];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = base + static_cast<int64_t>(u) * blockDim.x;
+        if (i < nvec) {
+          if (add) {
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+              v[u].v[k] = Cast<T>::from(to_acc<A>(v[u].v[k]) + to_acc<A>(r[u].v[k]));
+            sr[i] = v[u];
+          }
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            const A f = to_acc<A>(v[u].v[k]);
+            sum_sq += f * f;
+          }
+        }
+      }
+    }
+    sum_sq = block_sum(sum_sq, scratch);
+    const A rstd = A(1) / sqrt(sum_sq / static_cast<A>(hidden) + eps);
+    for (int64_t base = threadIdx.x; base < nvec; base += step) {
+      VecT v[U], wv[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = base + static_cast<int64_t>(u) * blockDim.x;
+        if (i < nvec) {
+          // residual_out[i] was written by this thread in pass 1.
+          v[u] = add ? sr[i] : xr[i];
+          wv[u] = w[i];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = base + static_cast<int64_t>(u) * blockDim.x;
+        if (i < nvec) {
+          VecT o;
+#pragma unroll
+          for (int k = 0; k < V; ++k)
+            o.v[k] = Cast<T>::from(to_acc<A>(v[u].v[k]) * rstd * to_acc<A>(wv[u].v[k]));
+          outr[i] = o;
+        }
+      }
+    }
+  }
+}
+
+// One vector per thread per step keeps the kernel at ~30 registers (full
+// occupancy); unrolling 4 took ~100 registers and was slower (NOTES.md v6).
+constexpr int kTwoPassUnroll = 1;
+constexpr int64_t kTwoPassMinVecs = 1024;
+
+template <typename T, int V>
+void launch_fwd_two_pass(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
+                         int64_t rows, int64_t hidden, double eps, cudaStream_t stream) {
+  using A = typename Acc<T>::type;
+  const int64_t nvec = hidden / V;
+  const int64_t want = (nvec + kTwoPassUnroll - 1) / kTwoPassUnroll;
+  const int threads =
+      static_cast<int>(std::min<int64_t>(512, std::max<int64_t>(64, (want + 31) / 32 * 32)));
+  rms_norm_fwd_two_pass_kernel<T, V, kTwoPassUnroll>
+      <<<static_cast<unsigned>(std::min<int64_t>(rows, int64_t{1} << 30)), threads, 0, stream>>>(
+          out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
+}
+
 // v5 forward: rows staged in shared memory by cp.async (see the top of the
 // file). Stage layout: x's nvec vectors, then residual's when `residual` is
 // given. Row k of this block (row blockIdx.x + k * gridDim.x) goes to stage
@@ -449,8 +549,14 @@ void launch_fwd(T* out, T* residual_out, const T* x, const T* residual, const T*
   constexpr int V = kVec16<T>;
   const bool vectorised = hidden % V == 0 && aligned16(out) && aligned16(x) && aligned16(weight) &&
                           (residual == nullptr || (aligned16(residual) && aligned16(residual_out)));
-  if (vectorised &&
-      launch_fwd_staged<T>(out, residual_out, x, residual, weight, rows, hidden, eps, stream)) {
+  // Measured on an H200 (benchmarks/NOTES.md, v6): the two-pass kernel wins for
+  // the fused add at every size and for plain rms_norm from 1024 vectors per
+  // row (bf16 hidden >= 8192); below that the staged kernel is faster.
+  const bool two_pass = residual != nullptr || hidden / V >= kTwoPassMinVecs;
+  if (vectorised && two_pass) {
+    launch_fwd_two_pass<T, V>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
+  } else if (vectorised && launch_fwd_staged<T>(out, residual_out, x, residual, weight, rows,
+                                                hidden, eps, stream)) {
     // v5
   } else if (vectorised) {
     launch_fwd_v<T, V>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
