@@ -87,6 +87,7 @@ def run(cmd: list[str], env: dict[str, str] | None = None) -> str:
     log("$ " + " ".join(cmd))
     proc = subprocess.run(cmd, env=env, cwd=REPO, text=True, check=False, stdout=subprocess.PIPE)
     if proc.returncode != 0:
+        print(proc.stdout, flush=True)  # e.g. the gate's table with its FAIL rows
         raise BuildError(f"command failed ({proc.returncode}): {' '.join(cmd)}")
     return proc.stdout
 
@@ -171,7 +172,7 @@ def build_cell(cell: dict, out_dir: Path, *, check_reproducible: bool = False) -
             log(f"reproducible: both builds are {first_hash}")
 
     with timed("verification gate"):
-        run(
+        report = run(
             [
                 sys.executable,
                 "scripts/verify_wheel.py",
@@ -182,6 +183,7 @@ def build_cell(cell: dict, out_dir: Path, *, check_reproducible: bool = False) -
                 str(python),
             ]
         )
+        print(report, flush=True)
     size_mb = wheel.stat().st_size / 1e6
     print(f"{wheel}  ({size_mb:.2f} MB, built in {seconds:.0f}s, sha256 {sha256(wheel)[:16]}...)")
     return wheel

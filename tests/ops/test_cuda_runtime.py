@@ -102,3 +102,29 @@ def test_first_call_checks_the_gpu_arch() -> None:
     ops._checked_devices.clear()
     fusedops.rms_norm(torch.ones(1, 8, device="cuda"), torch.ones(8, device="cuda"))
     assert torch.cuda.current_device() in ops._checked_devices or 0 in ops._checked_devices
+
+
+def _misaligned(rows: int, cols: int, dtype: torch.dtype, seed: int) -> torch.Tensor:
+    """A contiguous tensor whose data starts one element past a 16-byte boundary."""
+    flat = randn(rows * cols + 1, dtype=dtype, device="cuda", seed=seed)
+    t = flat[1:].view(rows, cols)
+    assert t.is_contiguous() and t.data_ptr() % 16 != 0
+    return t
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("hidden", [64, 4096, 40000])
+def test_misaligned_inputs_take_the_scalar_path(dtype: torch.dtype, hidden: int) -> None:
+    x = _misaligned(5, hidden, dtype, seed=0).requires_grad_()
+    r = _misaligned(5, hidden, dtype, seed=1)
+    w = randn(hidden, dtype=dtype, device="cuda", seed=2).requires_grad_()
+    assert_close(fusedops.rms_norm(x, w), ref_rms_norm(x, w, 1e-6), dtype)
+    out, res = fusedops.fused_add_rms_norm(x, r, w)
+    torch.testing.assert_close(res, x + r, rtol=0, atol=0)
+    assert_close(out, ref_rms_norm(x + r, w, 1e-6), dtype)
+    assert_close(fusedops.silu_and_mul(x), ref_silu_and_mul(x), dtype)
+    fusedops.rms_norm(x, w).sum().backward()
+    xd = x.detach().double().cpu().requires_grad_()
+    wd = w.detach().double().cpu().requires_grad_()
+    ref_rms_norm(xd, wd, 1e-6).sum().backward()
+    assert_close(x.grad, xd.grad, dtype, grad=True)

@@ -12,13 +12,14 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
+import matrix
 import pytest
-from _scripts import REPO, SCRIPTS, import_script
 from packaging.specifiers import SpecifierSet
 
-matrix = import_script("matrix")
-
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = REPO / "scripts"
 GOLDEN = REPO / "tests" / "pipeline" / "golden" / "matrix_github.json"
 DOCS = REPO / "docs" / "MATRIX.md"
 TABLE_START, TABLE_END = "<!-- install-table:start -->", "<!-- install-table:end -->"
