@@ -1,6 +1,12 @@
 // RMSNorm, fused residual-add + RMSNorm and their backward on CUDA.
 //
-// Two designs live here (benchmarks/NOTES.md has the history and numbers):
+// Three designs live here (benchmarks/NOTES.md has the history and numbers);
+// launch_fwd picks the forward by measured speed:
+//
+// v6, "two-pass" (forward of the fused add, rows of >= 1024 vectors, and rows
+// too long for registers): one block per row, nothing held across the
+// reduction, the second pass re-reads the row from L2; ~30 registers, so an SM
+// runs 2048 threads and occupancy covers the memory latency.
 //
 // v5, "staged" (sm_80+, 16-byte aligned rows that fit in shared memory): a
 // persistent grid; each block walks its rows (blockIdx.x, + gridDim.x, ...)
@@ -16,16 +22,13 @@
 // v4, "register" (everything else: sm_75, unaligned or odd hidden, rows too
 // long to stage): thread t owns the row's 16-byte vectors t, t + T, ...,
 // (C-1)T, keeps the row in registers between the reduction and the output,
-// and the backward keeps its weight-gradient partial sums in registers. Rows
-// longer than C*T vectors loop over the rest and re-read it (from L2).
+// and the backward keeps its weight-gradient partial sums in registers.
 //
 // The weight gradient sums over rows: each block writes one partial row, and
 // a second kernel adds the partials in a fixed order (deterministic).
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
-#include <string>
 #include <tuple>
 
 #include "common.cuh"
@@ -36,7 +39,6 @@ namespace {
 
 constexpr int kMaxVecsPerThread = 4;
 constexpr int kFwdMaxThreads = 512;  // row cached in registers: up to 128 registers
-constexpr int kLongThreads = 1024;   // rows too long to cache
 constexpr int kBwdMaxThreads = 512;  // x, dy and dw live in registers: fewer threads
 
 struct RowPlan {
@@ -254,52 +256,6 @@ __global__ void __launch_bounds__(kFwdMaxThreads)
   }
 }
 
-// Rows too long for registers (> 4 * 512 vectors): two passes per row, the
-// second re-reading x (or residual_out, which this thread wrote) from L2.
-template <typename T, int V>
-__global__ void __launch_bounds__(kLongThreads)
-    rms_norm_fwd_long_kernel(T* __restrict__ out, T* __restrict__ residual_out,
-                             const T* __restrict__ x, const T* __restrict__ residual,
-                             const T* __restrict__ weight, int64_t rows, int64_t hidden,
-                             typename Acc<T>::type eps) {
-  using A = typename Acc<T>::type;
-  using VecT = Vec<T, V>;
-  __shared__ A scratch[32];
-  const bool add = residual != nullptr;
-  const int64_t nvec = hidden / V;
-  const VecT* w = reinterpret_cast<const VecT*>(weight);
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const VecT* xr = reinterpret_cast<const VecT*>(x + row * hidden);
-    VecT* sr = add ? reinterpret_cast<VecT*>(residual_out + row * hidden) : nullptr;
-    A sum_sq = 0;
-    for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
-      VecT v = xr[i];
-      if (add) {
-        const VecT r = reinterpret_cast<const VecT*>(residual + row * hidden)[i];
-#pragma unroll
-        for (int k = 0; k < V; ++k) v.v[k] = Cast<T>::from(to_acc<A>(v.v[k]) + to_acc<A>(r.v[k]));
-        sr[i] = v;
-      }
-#pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const A f = to_acc<A>(v.v[k]);
-        sum_sq += f * f;
-      }
-    }
-    sum_sq = block_sum(sum_sq, scratch);
-    const A rstd = A(1) / sqrt(sum_sq / static_cast<A>(hidden) + eps);
-    for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
-      const VecT v = add ? sr[i] : xr[i];
-      const VecT wv = w[i];
-      VecT o;
-#pragma unroll
-      for (int k = 0; k < V; ++k)
-        o.v[k] = Cast<T>::from(to_acc<A>(v.v[k]) * rstd * to_acc<A>(wv.v[k]));
-      reinterpret_cast<VecT*>(out + row * hidden)[i] = o;
-    }
-  }
-}
-
 // v6 forward: one block per row, two passes, the second re-reading the row
 // from L2. Holding nothing across the reduction keeps registers low (about
 // 30), so an SM runs 2048 threads, each with U independent 16-byte loads in
@@ -497,9 +453,8 @@ void launch_fwd_v(T* out, T* residual_out, const T* x, const T* residual, const 
         out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
   };
   if (!plan.cached) {
-    rms_norm_fwd_long_kernel<T, V>
-        <<<static_cast<unsigned>(row_grid(rows)), kLongThreads, 0, stream>>>(
-            out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
+    // Rows too long for registers: the two-pass kernel re-reads them from L2.
+    launch_fwd_two_pass<T, V>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
     return;
   }
   switch (plan.vecs_per_thread) {
