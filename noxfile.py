@@ -128,7 +128,11 @@ def index(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def gpu_tests(session: nox.Session) -> None:
-    """The suite on this machine's GPU with its own torch: -- WHEEL [WHEEL...] (needs pip, pytest)."""
+    """The suite on this machine's GPU with its own torch: -- WHEEL [WHEEL...] (needs pip, pytest).
+
+    Runs with the interpreter that has the machine's torch: `python` on PATH, or
+    $FUSEDOPS_GPU_PYTHON.
+    """
     if not session.posargs:
         session.error("Usage: nox -s gpu_tests -- WHEEL [WHEEL ...]")
     python = os.environ.get("FUSEDOPS_GPU_PYTHON", "python")

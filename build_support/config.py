@@ -15,7 +15,6 @@ from pathlib import Path
 STABLE_ABI_MIN_TORCH = (2, 10)
 # 0xMMmmPP... : major 2, minor 10 (0x0a), patch 0. 0x0210... would mean 2.16.
 STABLE_TARGET_VERSION = "0x020a000000000000"
-LIMITED_API_PYTHON = "0x030a0000"  # CPython 3.10 limited API -> cp310-abi3
 
 MATRIX_FILE = Path(__file__).resolve().parent.parent / "scripts" / "matrix.json"
 
