@@ -180,6 +180,9 @@ StagedPlan plan_staged(const void* kernel, int threads, int64_t stage_bytes, int
   return best;
 }
 
+// One block per row; kernels grid-stride past 2^30 rows.
+int64_t row_grid(int64_t rows) { return std::min<int64_t>(rows, int64_t{1} << 30); }
+
 // ---- forward ---------------------------------------------------------------
 // Loads of one row for thread threadIdx.x: its C vectors of x (and residual).
 template <typename VecT, int C>
@@ -350,7 +353,7 @@ void launch_fwd_two_pass(T* out, T* residual_out, const T* x, const T* residual,
   const int threads =
       static_cast<int>(std::min<int64_t>(512, std::max<int64_t>(64, (want + 31) / 32 * 32)));
   rms_norm_fwd_two_pass_kernel<T, V, kTwoPassUnroll>
-      <<<static_cast<unsigned>(std::min<int64_t>(rows, int64_t{1} << 30)), threads, 0, stream>>>(
+      <<<static_cast<unsigned>(row_grid(rows)), threads, 0, stream>>>(
           out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
 }
 
@@ -440,8 +443,6 @@ __global__ void __launch_bounds__(kStagedMaxThreads)
     next_buf = next_buf + 1 == stages ? 0 : next_buf + 1;
   }
 }
-
-int64_t row_grid(int64_t rows) { return std::min<int64_t>(rows, int64_t{1} << 30); }
 
 template <typename T, int V>
 void launch_fwd_v(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
@@ -899,7 +900,7 @@ BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool 
     p.grid = persistent_grid(kernel, p.row.threads, rows, sm_count);
     p.num_partials = p.grid;
   } else {
-    p.grid = std::min<int64_t>(rows, 1 << 30);
+    p.grid = row_grid(rows);
     const int64_t col_blocks = (hidden + kColsPerBlock - 1) / kColsPerBlock;
     const int64_t chunks =
         std::max<int64_t>(1, std::min<int64_t>(rows, (sm_count * 8) / col_blocks + 1));
