@@ -13,7 +13,9 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-STABLE_ABI_MIN_TORCH = (2, 10)
+from . import _variant
+from ._variant import STABLE_ABI_MIN_TORCH, Variant
+
 # Where the per-CUDA indexes are published (docs/INSTALL.md); override for mirrors.
 DEFAULT_INDEX_URL = "https://fusedops.github.io/fusedops"
 
@@ -22,44 +24,26 @@ def index_url() -> str:
     return os.environ.get("FUSEDOPS_INDEX_URL", DEFAULT_INDEX_URL).rstrip("/")
 
 
-def parse_version(text: str) -> tuple[int, int, int]:
-    core = text.split("+")[0]
-    nums = []
-    for piece in core.split(".")[:3]:
-        digits = ""
-        for ch in piece:
-            if not ch.isdigit():
-                break
-            digits += ch
-        nums.append(int(digits or 0))
-    nums += [0] * (3 - len(nums))
-    return nums[0], nums[1], nums[2]
-
-
-def cuda_variant(cuda: str | None) -> str:
-    """'13.0' -> 'cu130'; None (CPU-only torch) -> 'cpu'."""
-    if not cuda:
-        return "cpu"
-    major, minor = cuda.split(".")[:2]
-    return f"cu{major}{minor}"
-
-
 def wheel_for(base_version: str, torch_version: str, torch_cuda: str | None) -> str:
     """The fusedops version (with local suffix) that fits this torch."""
-    major, minor, _ = parse_version(torch_version)
-    variant = cuda_variant(torch_cuda)
-    if (major, minor) >= STABLE_ABI_MIN_TORCH:
-        return f"{base_version}+{variant}"
-    return f"{base_version}+{variant}torch{major}.{minor}"
+    abi = _variant.default_abi(torch_version)
+    variant = Variant.of_torch(torch_cuda)
+    return f"{base_version}+{_variant.local_version(variant, abi, torch_version)}"
 
 
 def pip_command(base_version: str, torch_version: str, torch_cuda: str | None) -> str:
-    """The pip command that installs the right wheel without touching torch."""
+    """The pip command that installs the right wheel without touching torch.
+
+    Stable wheels live in the per-variant index; classic wheels (torch < 2.10)
+    only on their torch's find-links page, which the variant index does not list.
+    """
     version = wheel_for(base_version, torch_version, torch_cuda)
-    return (
-        f'pip install --force-reinstall --no-deps "fusedops=={version}" '
-        f"--index-url {index_url()}/{cuda_variant(torch_cuda)}"
-    )
+    variant = Variant.of_torch(torch_cuda)
+    if _variant.default_abi(torch_version) == "stable":
+        where = f"--index-url {index_url()}/{variant}"
+    else:
+        where = f"-f {index_url()}/{_variant.find_links_page(variant, torch_version)}"
+    return f'pip install --force-reinstall --no-deps "fusedops=={version}" {where}'
 
 
 def describe_build(info: Mapping[str, object]) -> str:
@@ -75,8 +59,8 @@ def torch_mismatch(
     info: Mapping[str, object], torch_version: str, torch_cuda: str | None
 ) -> str | None:
     """Why this build cannot load into this torch, or None when it can."""
-    built = parse_version(str(info["torch"]))[:2]
-    running = parse_version(torch_version)[:2]
+    built = _variant.minor_of(str(info["torch"]))
+    running = _variant.minor_of(torch_version)
     if info["abi"] == "stable" and running < STABLE_ABI_MIN_TORCH:
         return "this stable-ABI wheel needs torch >= 2.10"
     if info["abi"] == "classic" and running != built:
