@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Repair a freshly built fusedops wheel into a manylinux wheel with auditwheel.
 
-    python scripts/repair_wheel.py WHEEL -w OUT_DIR [--plat P] [--torch-lib DIR]
+    python -m pipeline repair WHEEL -w OUT_DIR [--plat P] [--torch-lib DIR]
 
 The extension links against libtorch/libc10 (and, for CUDA builds, libcudart).
 Those must come from the user's torch install, never from a copy inside our
@@ -13,13 +12,16 @@ The platform tag is the most compatible one ``auditwheel show`` reports for the
 wheel's own symbols (manylinux_2_34 on a Debian 12 host, manylinux_2_28 in the
 manylinux_2_28 container); ``--plat`` overrides it.
 
-cibuildwheel calls this as its repair-wheel-command:
-    python scripts/repair_wheel.py {wheel} -w {dest_dir}
+`pipeline.build` calls `repair()` after compiling; cibuildwheel's
+repair-wheel-command is `python -m pipeline repair {wheel} -w {dest_dir}`, the
+same function. TORCH_CUDA_EXCLUDES is the one list of libraries that must come
+from the user's torch: the gate checks wheels against the same patterns.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import importlib.util
 import json
 import os
@@ -54,6 +56,11 @@ class RepairError(RuntimeError):
 
 
 # --- logic ------------------------------------------------------------------
+
+
+def is_excluded(soname: str, patterns: Sequence[str] = TORCH_CUDA_EXCLUDES) -> bool:
+    """Does this library come from torch/CUDA/the interpreter (auditwheel's fnmatch rule)?"""
+    return any(fnmatch.fnmatch(soname, pattern) for pattern in patterns)
 
 
 def exclude_args(patterns: Sequence[str] = TORCH_CUDA_EXCLUDES) -> list[str]:
@@ -192,7 +199,7 @@ def repair(
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="pipeline repair", description=__doc__.split("\n\n")[0])
     parser.add_argument("wheel", type=Path, help="the wheel to repair (linux_x86_64)")
     parser.add_argument("-w", "--wheel-dir", type=Path, required=True, help="output directory")
     parser.add_argument("--plat", help="platform tag, e.g. manylinux_2_28_x86_64 (default: best)")
@@ -205,11 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = repair(args.wheel, args.wheel_dir, args.plat, torch_lib=args.torch_lib)
     except RepairError as exc:
-        print(f"repair_wheel: error: {exc}", file=sys.stderr)
+        print(f"repair: error: {exc}", file=sys.stderr)
         return 1
     print(out)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
