@@ -113,11 +113,6 @@ class Cell:
             return "none"
         return "pypi" if self.variant.cuda_major in PYPI_NVCC_MAJORS else "nvidia-repo"
 
-    @property
-    def gcc_toolset_root(self) -> str | None:
-        """Where manylinux_2_28's gcc-toolset-N lives (CC/CXX point into it in the container)."""
-        return None if self.gcc is None else f"/opt/rh/gcc-toolset-{self.gcc}/root/usr/bin"
-
     # ---- variations and output ----------------------------------------------
     def built_with(self, *, torch: str | None = None, python: str | None = None) -> Cell:
         """The same cell built against another torch/Python its wheel serves."""
