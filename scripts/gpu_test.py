@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,7 +55,7 @@ def log(message: str) -> None:
     print(f"[gpu_test] {message}", flush=True)
 
 
-def run_step(name: str, cmd: list[str], env: dict[str, str], cwd: Path) -> Step:
+def run_step_output(name: str, cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[Step, str]:
     log(f"{name}: {' '.join(cmd)}")
     start = time.monotonic()
     proc = subprocess.run(cmd, env=env, cwd=cwd, check=False, text=True, capture_output=True)
@@ -61,17 +63,70 @@ def run_step(name: str, cmd: list[str], env: dict[str, str], cwd: Path) -> Step:
     output = (proc.stdout + proc.stderr).rstrip()
     print(output[-6000:], flush=True)
     last = output.splitlines()[-1] if output else ""
-    return Step(name, proc.returncode == 0, seconds, last)
+    return Step(name, proc.returncode == 0, seconds, last), output
 
 
-def sanitizer_clean(step: Step, tool: str) -> Step:
-    """compute-sanitizer exits 0 even with findings unless told otherwise: check its summary too."""
-    summary_ok = (
-        "ERROR SUMMARY: 0 errors" in step.detail
-        or "RACECHECK SUMMARY: 0 hazards" in step.detail
-        or step.detail.endswith("0 errors, 0 warnings)")
+def run_step(name: str, cmd: list[str], env: dict[str, str], cwd: Path) -> Step:
+    return run_step_output(name, cmd, env, cwd)[0]
+
+
+# compute-sanitizer's last line: "========= ERROR SUMMARY: 0 errors" (memcheck) or
+# "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)".
+_SUMMARY = {
+    "memcheck": re.compile(r"^=+ ERROR SUMMARY: (\d+) errors?$"),
+    "racecheck": re.compile(
+        r"^=+ RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)$"
+    ),
+}
+
+
+def sanitizer_summary_clean(tool: str, output: str) -> bool:
+    """True only when the tool's summary line is present and every count in it is 0."""
+    pattern = _SUMMARY[tool]
+    for line in reversed(output.strip().splitlines()):
+        if m := pattern.match(line.strip()):
+            return all(int(n) == 0 for n in m.groups())
+    return False
+
+
+def sanitizer_clean(step: Step, tool: str, output: str) -> Step:
+    """compute-sanitizer can exit 0 with findings: its summary must say 0 as well."""
+    return Step(step.name, step.ok and sanitizer_summary_clean(tool, output), step.seconds, step.detail)
+
+
+def junit_node(classname: str, name: str) -> str:
+    """pytest's junit (classname, name) as a node id: tests.ops.test_x.TestY -> tests/ops/test_x.py::TestY::name."""
+    parts = classname.split(".")
+    for i in range(len(parts), 0, -1):
+        if (REPO / Path(*parts[:i])).with_suffix(".py").is_file():
+            return "::".join(["/".join(parts[:i]) + ".py", *parts[i:], name])
+    return f"{classname}::{name}"
+
+
+def junit_outcomes(xml_text: str) -> dict[str, str]:
+    """node id -> passed | failed | skipped, from pytest's --junitxml report."""
+    outcomes = {}
+    for case in ET.fromstring(xml_text).iter("testcase"):
+        node = junit_node(case.get("classname", ""), case.get("name", ""))
+        tags = {child.tag for child in case}
+        outcomes[node] = (
+            "failed" if tags & {"failure", "error"} else "skipped" if "skipped" in tags else "passed"
+        )
+    return outcomes
+
+
+def missing_gpu_tests(required: list[str], outcomes: dict[str, str]) -> list[str]:
+    """Required GPU tests that did not pass: deselected, not collected, skipped or failed."""
+    return [f"{node} ({outcomes.get(node, 'not run')})" for node in required if outcomes.get(node) != "passed"]
+
+
+def collect_gpu_tests(env: dict[str, str]) -> list[str]:
+    """The node ids of every gpu-marked test in the suite (what must pass)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "gpu", *SUITE],
+        env=env, cwd=REPO, capture_output=True, text=True, check=False,
     )
-    return Step(step.name, step.ok and summary_ok, step.seconds, step.detail)
+    return [line.strip() for line in proc.stdout.splitlines() if "::" in line]
 
 
 def test_wheel(wheel: Path, args: argparse.Namespace, workdir: Path) -> WheelResult:
@@ -120,10 +175,18 @@ def test_wheel(wheel: Path, args: argparse.Namespace, workdir: Path) -> WheelRes
     if not probe.ok:
         return result
 
-    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SUITE]
+    required = collect_gpu_tests(env)
+    junit = workdir / f"{wheel.stem}.junit.xml"
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *SUITE]
     if args.k:
         pytest_cmd += ["-k", args.k]
     result.steps.append(run_step("pytest (GPU required)", pytest_cmd, env, REPO))
+    # A GPU job must not pass by running fewer GPU tests: every gpu-marked test
+    # that collects must have passed (a -k that deselects some fails here too).
+    outcomes = junit_outcomes(junit.read_text()) if junit.is_file() else {}
+    missing = missing_gpu_tests(required, outcomes) if required else ["no gpu-marked test was collected"]
+    detail = f"{len(required) - len(missing)}/{len(required)} gpu tests passed" + (f"; e.g. {missing[0]}" if missing else "")
+    result.steps.append(Step("every GPU test passed", not missing, 0.0, detail))
 
     sanitizer = shutil.which("compute-sanitizer")
     if args.no_sanitizer:
@@ -132,7 +195,7 @@ def test_wheel(wheel: Path, args: argparse.Namespace, workdir: Path) -> WheelRes
         log("compute-sanitizer: not found on PATH, sanitizer steps skipped")
     else:
         for tool in SANITIZER_TOOLS:
-            step = run_step(
+            step, output = run_step_output(
                 f"compute-sanitizer {tool}",
                 [
                     sanitizer,
@@ -146,7 +209,7 @@ def test_wheel(wheel: Path, args: argparse.Namespace, workdir: Path) -> WheelRes
                 env,
                 workdir,
             )
-            result.steps.append(sanitizer_clean(step, tool))
+            result.steps.append(sanitizer_clean(step, tool, output))
     return result
 
 

@@ -1,7 +1,13 @@
 """Runs every op and backward once on small CUDA inputs of awkward sizes.
 
 Run by scripts/gpu_test.py under `compute-sanitizer` (memcheck, racecheck): it exercises the
-vectorised, scalar (unaligned) and long-row fallback paths of each kernel.
+vectorised, scalar (misaligned) and long-row fallback paths of each kernel.
+
+The misaligned inputs are contiguous views that start one element into their
+storage: contiguous, so the op makes no aligned copy of them, and off a 16-byte
+boundary, so the kernels' scalar paths are what runs. `reaches_kernel_misaligned`
+checks both (a CPU profile of the call must show no copy), so a change that
+quietly copies them stops this workload instead of sanitizing nothing.
 """
 
 from __future__ import annotations
@@ -10,8 +16,24 @@ import torch
 
 import fusedops
 
+COPY_OPS = ("aten::copy_", "aten::clone", "aten::_to_copy")
+
+
+def misaligned(rows: int, hidden: int, dtype: torch.dtype) -> torch.Tensor:
+    flat = torch.randn(rows * hidden + 1, dtype=dtype, device="cuda")
+    return flat[1:].view(rows, hidden)
+
+
+def reaches_kernel_misaligned(x: torch.Tensor, call) -> None:
+    assert x.is_contiguous() and x.data_ptr() % 16 != 0, "the input is not a misaligned contiguous view"
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        call()
+    copies = [e.name for e in prof.events() if e.name in COPY_OPS]
+    assert not copies, f"the op copied its misaligned input before the kernel: {copies}"
+
 
 def main() -> None:
+    checked = 0
     for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
         for rows, hidden in ((1, 1), (3, 7), (5, 64), (2, 4096), (3, 40000), (1, 65536)):
             x = torch.randn(rows, hidden, dtype=dtype, device="cuda", requires_grad=True)
@@ -19,14 +41,15 @@ def main() -> None:
             w = torch.randn(hidden, dtype=dtype, device="cuda", requires_grad=True)
             out, res = fusedops.fused_add_rms_norm(x, r, w)
             (fusedops.rms_norm(x, w).sum() + out.sum() + res.sum()).backward()
-            xu = torch.randn(rows, hidden + 1, dtype=dtype, device="cuda")[:, 1:]  # misaligned
-            fusedops.rms_norm(xu, w.detach())
+            xu = misaligned(rows, hidden, dtype)
+            reaches_kernel_misaligned(xu, lambda xu=xu, w=w: fusedops.rms_norm(xu, w.detach()))
+            checked += 1
             if hidden % 2 == 0:
                 g = x.detach().clone().requires_grad_()
                 fusedops.silu_and_mul(g).sum().backward()
-                fusedops.silu_and_mul(xu)
+                reaches_kernel_misaligned(xu, lambda xu=xu: fusedops.silu_and_mul(xu))
     torch.cuda.synchronize()
-    print("sanitize smoke: all ops ran")
+    print(f"sanitize smoke: all ops ran; {checked} misaligned inputs reached the kernels uncopied")
 
 
 if __name__ == "__main__":

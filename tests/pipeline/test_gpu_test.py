@@ -39,3 +39,46 @@ def test_without_a_gpu_the_gpu_tests_fail() -> None:
     assert result.returncode == 1, result.stdout[-2000:]
     assert "FUSEDOPS_REQUIRE_GPU=1 but torch.cuda.is_available() is False" in result.stdout
     assert "FAIL  " in result.stdout and "pytest (GPU required)" in result.stdout
+
+
+def _gpu_test_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_test_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("tool", "output", "clean"),
+    [
+        ("memcheck", "========= ERROR SUMMARY: 0 errors", True),
+        ("memcheck", "========= ERROR SUMMARY: 10 errors", False),
+        ("memcheck", "========= ERROR SUMMARY: 1 error", False),
+        ("memcheck", "no summary at all", False),
+        ("racecheck", "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)", True),
+        # ends with "0 errors, 0 warnings)" like a clean run, and is not one
+        ("racecheck", "========= RACECHECK SUMMARY: 10 hazards displayed (10 errors, 0 warnings)", False),
+        ("racecheck", "========= RACECHECK SUMMARY: 2 hazards displayed (0 errors, 2 warnings)", False),
+    ],
+)
+def test_sanitizer_summaries_are_parsed_exactly(tool: str, output: str, clean: bool) -> None:
+    assert _gpu_test_module().sanitizer_summary_clean(tool, "log line\n" + output + "\n") is clean
+
+
+def test_a_required_gpu_test_that_did_not_pass_is_reported() -> None:
+    g = _gpu_test_module()
+    xml = """<testsuites><testsuite>
+      <testcase classname="tests.ops.test_rms_norm" name="test_a[cuda]"/>
+      <testcase classname="tests.ops.test_rms_norm" name="test_b[cuda]"><skipped message="no GPU"/></testcase>
+      <testcase classname="tests.ops.test_rms_norm" name="test_c[cuda]"><failure message="x"/></testcase>
+    </testsuite></testsuites>"""
+    outcomes = g.junit_outcomes(xml)
+    assert outcomes["tests/ops/test_rms_norm.py::test_a[cuda]"] == "passed"
+    required = [f"tests/ops/test_rms_norm.py::test_{n}[cuda]" for n in "abcd"]
+    assert g.missing_gpu_tests(required, outcomes) == [
+        "tests/ops/test_rms_norm.py::test_b[cuda] (skipped)",
+        "tests/ops/test_rms_norm.py::test_c[cuda] (failed)",
+        "tests/ops/test_rms_norm.py::test_d[cuda] (not run)",
+    ]
