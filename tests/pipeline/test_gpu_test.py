@@ -46,6 +46,7 @@ def _gpu_test_module():
 
     spec = importlib.util.spec_from_file_location("gpu_test_script", SCRIPT)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look themselves up there
     spec.loader.exec_module(module)
     return module
 
