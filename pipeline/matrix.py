@@ -37,6 +37,8 @@ GITHUB_MAX_JOBS = 256  # GitHub Actions refuses larger matrices
 _MINOR = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 _FULL = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 _PLATFORM = re.compile(r"^linux_(x86_64|aarch64)$")
+# A tag (":latest", ":2026.10.21-1") can be moved; only a digest pins the image.
+_PINNED_IMAGE = re.compile(r"^[^\s@]+@sha256:[0-9a-f]{64}$")
 
 
 class MatrixError(ValueError):
@@ -209,7 +211,7 @@ def parse(raw: Any) -> Matrix:
         platforms[name] = Platform(
             name,
             _str(entry["runner"], f"platforms.{name}.runner"),
-            _str(entry["manylinux_image"], f"platforms.{name}.manylinux_image", re.compile(r"^\S+[:@]\S+$"), "an image pinned by tag or digest"),
+            _str(entry["manylinux_image"], f"platforms.{name}.manylinux_image", _PINNED_IMAGE, "an image pinned by digest (NAME@sha256:<64 hex>)"),
         )
     releases = tuple(
         _parse_torch(k, v, cuda, platforms)
