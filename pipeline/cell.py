@@ -47,6 +47,9 @@ class Cell:
     gcc: int | None  # GCC major the CUDA compile uses; None for cpu
     pypi_default: bool = False  # the cell whose wheel (suffix stripped) goes to PyPI
     release: bool = True  # in the default release matrix
+    # The torches the GPU job tests the wheel with: a stable wheel at the oldest
+    # torch it claims to serve (of its variant) and at its build torch.
+    test_torches: tuple[str, ...] = ()
 
     # ---- identity ------------------------------------------------------------
     @property
@@ -140,6 +143,7 @@ class Cell:
             "runner": self.platform.runner,
             "manylinux_image": self.platform.manylinux_image,
             "pypi_default": self.pypi_default,
+            "test_torch": list(self.test_torches or (str(self.torch),)),
         }
         if self.gcc is not None:
             out["gcc"] = self.gcc

@@ -287,6 +287,10 @@ def stable_build_torch(m: Matrix, variant: Variant) -> TorchRelease:
 def make_cell(m: Matrix, *, abi: str, cuda: str, platform: str, torch: TorchRelease, python: str) -> Cell:
     variant = Variant.parse(cuda)
     toolkit = None if variant.is_cpu else m.toolkit(cuda)
+    tests = [str(torch.version)]
+    if abi == "stable":
+        floor = next(t for t in m.stable_releases if cuda in t.cuda[platform])
+        tests = list(dict.fromkeys([str(floor.version), str(torch.version)]))
     return Cell(
         abi=abi,
         variant=variant,
@@ -298,6 +302,7 @@ def make_cell(m: Matrix, *, abi: str, cuda: str, platform: str, torch: TorchRele
         pypi_default=abi == "stable" and variant == m.pypi_variant and platform in m.pypi_platforms,
         # classic cells of torch >= 2.10 are optional: the stable wheel serves those torches
         release=abi == "stable" or not torch.stable,
+        test_torches=tuple(tests),
     )
 
 
