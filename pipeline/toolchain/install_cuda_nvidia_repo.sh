@@ -2,7 +2,7 @@
 # Install a CUDA 12.x toolkit from NVIDIA's rhel8 repository into the
 # manylinux_2_28 build container (AlmaLinux 8, dnf). CUDA 12.x nvcc is not on
 # PyPI, so 12.x cells get it here; 13.x cells get nvcc from PyPI through
-# scripts/toolchain.py instead.
+# pipeline/toolchain/cuda.py (cuda_home) instead.
 #
 # Usage: install_cuda_nvidia_repo.sh VERSION        e.g. 12.8
 #
@@ -19,7 +19,7 @@ case "$version" in
   12.[0-9] | 12.[0-9][0-9]) ;;
   *)
     echo "install_cuda_nvidia_repo.sh: expected a CUDA 12.x version such as 12.8, got '$version'" >&2
-    echo "(CUDA 13.x nvcc comes from PyPI: python scripts/toolchain.py cuda --cuda 13.0 --print-home)" >&2
+    echo "(CUDA 13.x nvcc comes from PyPI: pipeline.toolchain.cuda.cuda_home, run by python -m pipeline cibw before-all)" >&2
     exit 2
     ;;
 esac
