@@ -320,10 +320,8 @@ def test_torch_lib_of_an_env_without_torch(tmp_path: Path) -> None:
 def test_unknown_command_prints_usage(capsys) -> None:
     assert cli.main([]) == 2
     assert cli.main(["frobnicate"]) == 2
-    assert (
-        "usage: python -m pipeline {matrix,build,repair,verify,index,cibw}"
-        in capsys.readouterr().err
-    )
+    assert {"matrix", "build", "repair", "verify", "index", "cibw"} <= set(cli.COMMANDS)
+    assert f"usage: python -m pipeline {{{','.join(cli.COMMANDS)}}}" in capsys.readouterr().err
 
 
 def test_commands_dispatch(monkeypatch) -> None:
