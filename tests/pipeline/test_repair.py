@@ -1,14 +1,21 @@
-"""repair_wheel.py: real auditwheel runs on gcc-built wheels."""
+"""pipeline.repair: real auditwheel runs on gcc-built wheels.
+
+`python -m pipeline build` calls repair() after compiling and cibuildwheel's
+repair-wheel-command is `python -m pipeline repair`: the same function.
+"""
 
 from __future__ import annotations
 
-import fnmatch
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-import repair_wheel as rw
 import wheelkit as wk
+
+from pipeline import repair as rw
+from pipeline.rules import REPO
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +53,13 @@ def _raw_wheel(tmp: Path, torch_lib: Path, extra_libs: tuple[str, ...] = ()) -> 
     ],
 )
 def test_exclude_patterns(soname: str, excluded: bool) -> None:
-    assert any(fnmatch.fnmatch(soname, p) for p in rw.TORCH_CUDA_EXCLUDES) is excluded
+    assert rw.is_excluded(soname) is excluded
 
 
 def test_exclude_args() -> None:
     assert rw.exclude_args(["a", "b*"]) == ["--exclude", "a", "--exclude", "b*"]
+    args = rw.exclude_args()
+    assert args[1::2] == list(rw.TORCH_CUDA_EXCLUDES) and set(args[::2]) == {"--exclude"}
 
 
 def test_choose_policy_uses_symbol_policy() -> None:
@@ -131,7 +140,22 @@ def test_auditwheel_env_puts_torch_lib_and_bindir_first(tmp_path: Path) -> None:
 
 def test_missing_wheel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert rw.main([str(tmp_path / "nope.whl"), "-w", str(tmp_path)]) == 1
-    assert "wheel not found" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"repair: error: wheel not found: {tmp_path / 'nope.whl'}\n"
+
+
+def test_module_cli_missing_wheel_is_one_line(tmp_path: Path) -> None:
+    cmd = [
+        sys.executable,
+        "-m",
+        "pipeline",
+        "repair",
+        str(tmp_path / "nope.whl"),
+        "-w",
+        str(tmp_path),
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO)
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == f"repair: error: wheel not found: {tmp_path / 'nope.whl'}\n"
 
 
 def test_not_a_wheel(tmp_path: Path) -> None:
