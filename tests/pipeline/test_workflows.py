@@ -3,8 +3,9 @@
 They run on CPU, without network, and check what review tends to miss: every
 job is bounded and least-privileged, every action is pinned to a commit, no
 pull-request job can see a secret, every command a workflow runs exists (nox
-sessions, scripts/*.py with --help), the matrix feeds the build, nothing is
-published unless the GPU tests passed, and actionlint is clean.
+sessions, scripts/*.py and `python -m pipeline` commands with --help), the
+matrix feeds the build, nothing is published unless the GPU tests passed, the
+release is a draft until everything else succeeded, and actionlint is clean.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ WORKFLOW_DIR = GITHUB / "workflows"
 NOXFILE = REPO / "noxfile.py"
 PYPROJECT = REPO / "pyproject.toml"
 CHECK_WORKFLOWS = REPO / "scripts" / "check_workflows.py"
-SHELL_SCRIPTS = sorted((REPO / "scripts" / "ci").glob("*.sh"))
+SHELL_SCRIPTS = sorted((REPO / "pipeline").rglob("*.sh"))
 
 REQUIRED_WORKFLOWS = ("ci.yml", "wheels.yml", "gpu-tests.yml", "release.yml")
 WORKFLOWS = sorted(p.name for p in WORKFLOW_DIR.glob("*.y*ml"))
@@ -54,6 +55,8 @@ PY_SCRIPT = re.compile(
 SH_SCRIPT = re.compile(
     r"(?:\{project\}/|\$\{?GITHUB_WORKSPACE\}?/|\./|\b)(?P<path>scripts/[\w./-]+\.sh)\b"
 )
+# `python -m pipeline build ...`, `/opt/python/cp312-cp312/bin/python -m pipeline cibw before-all`
+PIPELINE_CALL = re.compile(r"\bpython3?\s+-m\s+pipeline\s+(?P<path>[\w-]+)")
 NOX_CALL = re.compile(r"\bnox\b(?P<args>[^\n;&|)]*)")
 PUBLISHING_PERMISSIONS = {
     "contents": "write",
@@ -166,13 +169,11 @@ def command_sources() -> dict[str, list[str]]:
     for name in WORKFLOWS:
         sources[name] = [script for _, script in run_scripts(name)]
     sources["cibuildwheel"] = cibuildwheel_commands()
-    for script in SHELL_SCRIPTS:
-        # The helpers call scripts as "$python" "${project}/scripts/x.py".
-        text = script.read_text()
-        sources[str(script.relative_to(REPO))] = [
-            f"python {m['path']}"
-            for m in re.finditer(r"\$\{project\}/(?P<path>scripts/[\w./-]+\.py)", text)
-        ]
+    # nox sessions run `session.run("python", "-m", "pipeline", "<command>", ...)`.
+    sources["noxfile.py"] = [
+        f"python -m pipeline {m[1]}"
+        for m in re.finditer(r'session\.run\(\s*"python",\s*"-m",\s*"pipeline",\s*"([\w-]+)"', NOXFILE.read_text())
+    ]
     return sources
 
 
@@ -394,16 +395,34 @@ def test_called_python_scripts_exist_and_accept_help(script: str, users: list[st
 def test_called_scripts_are_found() -> None:
     # Guard the regex: the pipeline's known entry points must be seen.
     scripts = set(called(PY_SCRIPT))
-    expected = {
-        "scripts/matrix.py",
-        "scripts/gpu_test.py",
-        "scripts/make_index.py",
-        "scripts/repair_wheel.py",
-        "scripts/verify_wheel.py",
-        "scripts/ci/cpu_smoke.py",
-        "scripts/toolchain.py",
-    }
+    expected = {"scripts/matrix.py", "scripts/gpu_test.py"}
     assert expected <= scripts, f"not found in any command: {sorted(expected - scripts)}"
+
+
+def _pipeline_params() -> list[Any]:
+    return [pytest.param(c, users, id=c) for c, users in sorted(called(PIPELINE_CALL).items())]
+
+
+@pytest.mark.parametrize(("command", "users"), _pipeline_params())
+def test_called_pipeline_commands_exist_and_accept_help(command: str, users: list[str]) -> None:
+    from pipeline.__main__ import COMMANDS
+
+    assert command in COMMANDS, f"`python -m pipeline {command}` ({users}) is no command: {COMMANDS}"
+    completed = subprocess.run(
+        [sys.executable, "-m", "pipeline", command, "--help"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert completed.returncode == 0 and "usage" in completed.stdout.lower(), completed.stderr
+
+
+def test_every_build_path_goes_through_python_m_pipeline() -> None:
+    users = called(PIPELINE_CALL)
+    # nox (local), cibuildwheel (container) and the release all build, repair,
+    # verify and index through the one entry point.
+    assert "noxfile.py" in users["build"], users
+    assert "cibuildwheel" in users["repair"] and "cibuildwheel" in users["cibw"], users
+    assert "release.yml" in users["release"] and "release.yml" in users["index"], users
+    assert "wheels.yml" in users["cibw"], users
 
 
 def _shell_params() -> list[Any]:
@@ -461,49 +480,39 @@ def test_build_runs_cibuildwheel_and_uploads_one_artifact_per_cell() -> None:
     ]
     assert len(uploads) == 1
     assert re.fullmatch(r"wheel-\$\{\{\s*matrix\.id\s*\}\}", uploads[0]["with"]["name"])
-    env = build["env"]
-    for var in (
-        "FUSEDOPS_ABI",
-        "FUSEDOPS_CUDA",
-        "TORCH_CUDA_ARCH_LIST",
-        "CUDA_HOME",
-        "MAX_JOBS",
-        "FUSEDOPS_CELL_JSON",
-    ):
-        assert var in env, f"wheels.yml build env lacks {var}"
+    # The cell reaches cibuildwheel through the pipeline, never as loose YAML variables.
+    exporter = next(s for s in steps(build) if "pipeline cibw env" in str(s.get("run", "")))
+    assert "$GITHUB_ENV" in exporter["run"]
+    assert not any(k.startswith("FUSEDOPS_CELL_") for k in build.get("env", {})), build["env"]
 
 
 def test_cibuildwheel_config() -> None:
     source, table = cibuildwheel_config()
     assert table["build"].startswith("cp311-"), source
-    assert table["manylinux-x86_64-image"] == "manylinux_2_28", source
-    passed = set(table["environment-pass"])
-    env = jobs("wheels.yml")["build"]["env"]
-    for var in ("FUSEDOPS_ABI", "TORCH_CUDA_ARCH_LIST", "FUSEDOPS_CUDA", "CUDA_HOME", "MAX_JOBS"):
-        assert var in passed, f"{source}: environment-pass lacks {var}"
-    for var in passed:
-        assert var in env, f"{source} passes {var} but wheels.yml never sets it"
-    assert "scripts/repair_wheel.py {wheel} -w {dest_dir}" in table["repair-wheel-command"]
-    assert "download.pytorch.org/whl/" in str(table["before-build"])
-    tests = (
-        " && ".join(table["test-command"])
-        if isinstance(table["test-command"], list)
-        else table["test-command"]
-    )
-    assert "scripts/verify_wheel.py {wheel}" in tests and "--no-smoke" in tests, tests
-    assert "cpu_smoke.py" in tests
+    assert "manylinux-x86_64-image" not in table, "the pinned image comes from the cell"
+    assert set(table["environment-pass"]) >= {"FUSEDOPS_CELL", "SOURCE_DATE_EPOCH"}
+    assert "python -m pipeline cibw before-all" in table["before-all"]
+    assert "python -m pipeline cibw install-torch" in table["before-build"]
+    assert "python -m pipeline cibw install-torch" in table["before-test"]
+    assert "python -m pipeline repair {wheel} -w {dest_dir}" in table["repair-wheel-command"]
+    assert "python -m pipeline cibw test {wheel}" in table["test-command"]
+    assert table["build-frontend"]["args"] == ["--no-build-isolation"]
 
 
 # --- gpu-tests.yml and release.yml --------------------------------------------
 
 
-def test_gpu_tests_take_the_matrix_and_runner_labels() -> None:
+def test_gpu_tests_take_the_matrix_and_a_restricted_runner_group() -> None:
     on = triggers(load("gpu-tests.yml"))
     inputs = on["workflow_call"]["inputs"]
-    assert {"matrix", "runner-labels"} <= set(inputs)
+    assert {"matrix", "runner-group", "runner-labels"} <= set(inputs)
     assert '"gpu"' in inputs["runner-labels"]["default"]
     test = jobs("gpu-tests.yml")["test"]
-    assert re.fullmatch(r"\$\{\{\s*fromJSON\(inputs\.runner-labels\)\s*\}\}", str(test["runs-on"]))
+    # Labels alone are no security boundary: a runner group restricted to this
+    # repository picks the machine, and only trusted (non-PR, non-fork) runs get it.
+    assert re.fullmatch(r"\$\{\{\s*inputs\.runner-group\s*\}\}", str(test["runs-on"]["group"]))
+    assert "pull_request" in str(test["if"]) and "fork" in str(test["if"])
+    assert test["permissions"] == {"contents": "read"}, "the GPU job must not be able to write"
     downloads = [
         s for s in steps(test) if str(s.get("uses", "")).startswith("actions/download-artifact@")
     ]
@@ -516,9 +525,12 @@ def test_gpu_tests_take_the_matrix_and_runner_labels() -> None:
     )
 
 
-def test_gpu_tests_select_only_gpu_cells() -> None:
+def test_gpu_tests_select_only_gpu_cells_at_each_test_torch() -> None:
     select = next(s for _, s in run_scripts("gpu-tests.yml") if "select(" in s)
     assert '.cuda != "cpu"' in select and ".platform == $platform" in select, select
+    assert ".test_torch[]" in select, "stable wheels are tested at the floor and the build torch"
+    install = next(s for s in steps(jobs("gpu-tests.yml")["test"]) if "venv" in str(s.get("run")))
+    assert "matrix.test_torch" in str(install["env"]["CELL_TORCH"])
     assert (
         triggers(load("gpu-tests.yml"))["workflow_call"]["inputs"]["platform"]["default"]
         == "linux_x86_64"
@@ -556,10 +568,9 @@ def _publishing_jobs() -> dict[str, dict[str, Any]]:
 
 def test_release_publishes_only_after_gpu_tests() -> None:
     publishing = _publishing_jobs()
-    assert {"github-release", "pages-deploy", "pypi-publish"} <= set(publishing), sorted(publishing)
+    assert {"github-release", "pages-deploy", "pypi-publish", "publish"} <= set(publishing), sorted(publishing)
     for job_id, job in publishing.items():
-        direct = set(needs_of(job))
-        assert {"wheels", "gpu-tests", "sdist"} <= direct, f"{job_id} needs {sorted(direct)}"
+        assert {"wheels", "gpu-tests", "sdist"} <= transitive_needs("release.yml", job_id), job_id
         assert "gpu-tests" in transitive_needs("release.yml", job_id)
         assert "always()" not in str(job.get("if", "")), f"{job_id} would run after a failure"
 
@@ -569,6 +580,33 @@ def test_release_publishes_only_from_tags() -> None:
     assert on["push"]["tags"] == ["v*"] and "workflow_dispatch" in on
     for job_id, job in _publishing_jobs().items():
         assert "refs/tags/v" in str(job.get("if", "")), f"{job_id} could publish from a rehearsal"
+
+
+def test_release_is_a_draft_until_everything_else_succeeded() -> None:
+    release = jobs("release.yml")
+    create = next(
+        s for j, s in run_scripts("release.yml") if j == "github-release" and "gh release" in s
+    )
+    assert "gh release create" in create and "--draft" in create
+    assert "gh release upload" in create and "--clobber" in create, "a re-run must overwrite"
+    publish = release["publish"]
+    assert "gh release edit" in str(steps(publish)) and "--draft=false" in str(steps(publish))
+    assert {"pypi-publish", "pages-deploy", "github-release"} <= set(needs_of(publish))
+    # nothing else flips the draft
+    others = [s for j, s in run_scripts("release.yml") if j != "publish"]
+    assert not any("--draft=false" in s for s in others)
+
+
+def test_release_index_keeps_earlier_releases() -> None:
+    build = next(s for j, s in run_scripts("release.yml") if j == "pages-build" and "nox -s index" in s)
+    fetch = next(s for j, s in run_scripts("release.yml") if j == "pages-build" and "gh release download" in s)
+    assert "gh release list" in fetch and "--exclude-drafts" in fetch
+    assert "--release" in build and "history/" in build
+
+
+def test_release_collects_through_the_pipeline() -> None:
+    collect = next(s for j, s in run_scripts("release.yml") if j == "collect")
+    assert "python -m pipeline release collect" in collect
 
 
 def test_release_uses_trusted_publishing_and_attestations() -> None:
@@ -582,7 +620,7 @@ def test_release_uses_trusted_publishing_and_attestations() -> None:
     gh = release["github-release"]
     assert gh["permissions"] == {"contents": "write", "id-token": "write", "attestations": "write"}
     assert any("attest-build-provenance" in str(s.get("uses", "")) for s in steps(gh))
-    assert any("sha256sum" in s for _, s in run_scripts("release.yml"))
+    assert any("sha256sum --check" in s for _, s in run_scripts("release.yml"))
     assert release["pages-deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
     assert release["pages-deploy"]["environment"]["name"] == "github-pages"
     assert any(
@@ -619,6 +657,24 @@ def test_ci_status_job_is_the_single_required_check() -> None:
 def test_ci_tests_cover_python_3_10_to_3_13() -> None:
     tests = jobs("ci.yml")["tests"]
     assert tests["strategy"]["matrix"]["python"] == ["3.10", "3.11", "3.12", "3.13"]
+
+
+def test_ci_runs_the_release_wheel_workflow_on_pull_requests() -> None:
+    job = jobs("ci.yml")["release-path"]
+    assert job["uses"] == "./.github/workflows/wheels.yml"
+    ids = job["with"]["matrix-args"].split()[1::2]
+    from pipeline import matrix
+
+    cells = [matrix.by_id(i) for i in ids]
+    assert any(c.abi == "stable" and not c.variant.is_cpu for c in cells), ids
+    assert any(c.abi == "classic" for c in cells), ids
+
+
+def test_ci_ccache_dir_is_the_one_the_pipeline_uses() -> None:
+    job = jobs("ci.yml")["cuda-wheel"]
+    cached = [s["with"]["path"] for s in steps(job) if "actions/cache@" in str(s.get("uses")) and "ccache" in str(s["with"]["key"])]
+    # The pipeline keeps a caller's CCACHE_DIR (pipeline/toolchain/compiler_cache.py).
+    assert job["env"]["CCACHE_DIR"].endswith("/" + cached[0]), (job["env"], cached)
 
 
 def test_ci_builds_a_cuda_13_wheel_with_caches() -> None:
