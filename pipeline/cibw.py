@@ -66,9 +66,10 @@ def before_all(cell: Cell, log=print) -> None:
         if out.returncode != 0:
             raise ToolchainError(f"{NVIDIA_REPO_SCRIPT} {cell.cuda} failed (exit {out.returncode})")
         home = Path(out.stdout.strip().splitlines()[-1])
-    if CUDA_LINK.is_symlink() or not CUDA_LINK.exists():
-        CUDA_LINK.unlink(missing_ok=True)
-        CUDA_LINK.symlink_to(home)
+    if CUDA_LINK.exists() and not CUDA_LINK.is_symlink():
+        raise ToolchainError(f"{CUDA_LINK} is a directory, not a link: it would hide CUDA {cell.cuda} at {home}")
+    CUDA_LINK.unlink(missing_ok=True)
+    CUDA_LINK.symlink_to(home)
     log(f"{cell.id}: CUDA {cell.cuda} at {CUDA_LINK} -> {home}")
     if not toolset_compilers(cell.gcc):
         pkgs = [f"gcc-toolset-{cell.gcc}-gcc", f"gcc-toolset-{cell.gcc}-gcc-c++"]
