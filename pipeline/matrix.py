@@ -399,7 +399,7 @@ def find(
     if found:
         raise LookupError(f"ambiguous matrix lookup for {asked}: {[c.id for c in found]}")
     lines = [f"no matrix cell for {asked}"]
-    minor = ".".join(torch.split(".")[:2])
+    minor = "{}.{}".format(*Version(torch).release[:2])
     if minor not in [t.minor for t in m.torch]:
         lines.append(f"  torch {minor} is not in the matrix (it has {', '.join(t.minor for t in m.torch)})")
     else:
