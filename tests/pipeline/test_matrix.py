@@ -323,6 +323,13 @@ def test_lookup_errors(m, cuda, torch, python, platform, fragments):
         assert fragment in str(e.value)
 
 
+def test_lookup_error_reads_a_prerelease_torch_as_its_minor(m):
+    with pytest.raises(LookupError) as e:
+        matrix.find(Variant.parse("cu128"), "2.14rc1", "3.11", "classic", X86, m=m)
+    assert "torch 2.14 ships 12.6, 13.0, 13.2, cpu on linux_x86_64" in str(e.value)
+    assert "is not in the matrix" not in str(e.value)
+
+
 def test_buildable_here_is_cpu_and_cuda13_of_this_platform(every, monkeypatch):
     monkeypatch.setattr(matrix, "this_platform", lambda: ARM)
     here = matrix.select(every, buildable_here=True)
