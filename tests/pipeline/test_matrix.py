@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -639,11 +640,21 @@ def test_new_cuda_variant_reaches_setup_py(with_cu133):
     assert by_cell.build_info(None)["arch_list"] == CU133_ARCHS.split()
 
 
-def test_new_cuda_variant_index_routing(with_cu133):
-    # TODO(index routing): pipeline/index.py is not in the tree yet (another engineer is
-    # writing it). Once it is, route the cell's wheel filename through its API and
-    # assert it lands in the cu133 directory. Until then the routing fact is the
-    # cell's index_dir, which the index is to use.
-    cell = matrix.by_id("stable-cu133-x86_64", matrix.load(with_cu133))
+def test_new_cuda_variant_index_routing(with_cu133, tmp_path):
+    from pipeline import index
+
+    m = matrix.load(with_cu133)
+    cell = matrix.by_id("stable-cu133-x86_64", m)
     name = cell.wheel_filename("manylinux_2_28_x86_64", "0.1.0")
-    assert parse_wheel_filename(name)[1].local == cell.index_dir == "cu133"
+    assert index.route(name) == (Version("0.1.0+cu133"), Variant((13, 3)), "stable")
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    with zipfile.ZipFile(wheels / name, "w") as whl:
+        metadata = (
+            f"Name: fusedops\nVersion: 0.1.0+cu133\nRequires-Dist: torch{cell.torch_requirement}\n"
+        )
+        whl.writestr("fusedops-0.1.0+cu133.dist-info/METADATA", metadata)
+    result = index.build_index(wheels, tmp_path / "site", torch_minors=[t.minor for t in m.torch])
+    assert dict(result.listed) == {cell.index_dir: (name,)}
+    assert name in (tmp_path / "site" / "cu133" / "fusedops" / "index.html").read_text()
+    assert (tmp_path / "site" / "cu133" / "fusedops" / name).is_file()
