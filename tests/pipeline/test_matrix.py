@@ -23,7 +23,7 @@ from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 from pipeline import config, matrix, matrix_cli, rules
-from pipeline.archs import ArchList
+from pipeline.archs import ArchList, ArchListError
 from pipeline.cell import Cell
 from pipeline.rules import Variant
 
@@ -356,6 +356,38 @@ def test_toolkit_of_an_unlisted_minor_is_the_newest_of_its_major(m):
     assert m.toolkit("13.1") is m.cuda["13.2"] and m.toolkit("13.0") is m.cuda["13.0"]
     with pytest.raises(matrix.MatrixError, match=r"CUDA 11\.8: no entry of CUDA 11\.x"):
         m.toolkit("11.8")
+
+
+# ---- arch lists: the one grammar -----------------------------------------------------------
+
+
+def test_arch_list_grammar():
+    archs = ArchList.parse("7.5 8.0;9.0+PTX")
+    assert archs == ArchList.parse(["7.5", "8.0", "9.0+PTX"])
+    assert (str(archs), archs.as_list()) == ("7.5 8.0 9.0+PTX", ["7.5", "8.0", "9.0+PTX"])
+    assert (archs.sass, archs.ptx) == (["sm_75", "sm_80", "sm_90"], ["compute_90"])
+
+
+def test_every_cells_arch_list_round_trips(every):
+    for c in (c for c in every if c.archs):
+        assert ArchList.parse(str(c.archs)) == c.archs
+        assert ArchList.parse(c.archs.as_list()) == c.archs
+        c.archs.check_cuda(c.variant.cuda)
+
+
+@pytest.mark.parametrize(
+    ("archs", "cuda", "message"),
+    [
+        ("8.0 10.0", (12, 6), "sm_100 needs CUDA >= 12.8, not 12.6"),
+        ("9.0 11.0", (12, 9), "sm_110 needs CUDA >= 13.0, not 12.9"),
+        ("7.0 8.0", (13, 0), "CUDA 13.0 cannot target sm_70 (needs >= 7.5)"),
+        ("5.0 8.0", (13, 2), "CUDA 13.2 cannot target sm_50 (needs >= 7.5)"),
+    ],
+)
+def test_arch_list_check_cuda(archs, cuda, message):
+    with pytest.raises(ArchListError) as e:
+        ArchList.parse(archs).check_cuda(cuda)
+    assert str(e.value) == message
 
 
 # ---- command line ----------------------------------------------------------------------
