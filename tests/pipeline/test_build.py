@@ -200,7 +200,17 @@ def test_local_cell_without_a_matrix_cell(monkeypatch) -> None:
 def test_local_cell_on_this_machine() -> None:
     toolkit = find_toolkit()
     variant = Variant.parse(toolkit.version) if toolkit else Variant(None)
+    cells = matrix.select(
+        matrix.expand(), abi="stable", variant=variant, platform=matrix.this_platform()
+    )
+    if not cells:  # e.g. a CUDA 13.1 toolkit: a cell must be named
+        with pytest.raises(
+            BuildError, match=f"no stable cell in pipeline/matrix.json for {variant}"
+        ):
+            build.local_cell()
+        return
     cell = build.local_cell()
+    assert cells == [cell]
     assert (cell.abi, cell.variant, cell.platform.name) == (
         "stable",
         variant,
