@@ -258,7 +258,7 @@ def fake_steps(
     monkeypatch.setattr(build, "torch_env", torch_env)
     monkeypatch.setattr(build, "build_env", build_env)
     monkeypatch.setattr(build, "build_once", build_once)
-    monkeypatch.setattr(build.gate, "verify", verify, raising=False)
+    monkeypatch.setattr(build.gate, "verify", verify)
     return calls
 
 

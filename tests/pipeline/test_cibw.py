@@ -90,7 +90,7 @@ def recorded(monkeypatch, tmp_path: Path) -> list:
         return Report()
 
     monkeypatch.setattr(pipeline.repair, "repair", repair)
-    monkeypatch.setattr(cibw.gate, "verify", verify, raising=False)
+    monkeypatch.setattr(cibw.gate, "verify", verify)
     return calls
 
 
@@ -121,8 +121,9 @@ def test_hooks_reach_the_pipeline_functions(recorded, tmp_path: Path, option, re
         assert call[1:] == (tmp_path / "w.whl", STABLE, Path(sys.executable))
 
 
-def test_cibuildwheel_repairs_with_the_function_the_local_build_uses() -> None:
+def test_cibuildwheel_repairs_and_gates_with_the_functions_the_local_build_uses() -> None:
     assert build.repair is pipeline.repair.repair
+    assert cibw.gate is build.gate and callable(cibw.gate.verify)
 
 
 def test_nox_build_and_wheel_sessions_run_the_pipeline_build() -> None:
