@@ -299,7 +299,7 @@ def test_find_python_uses_path_but_not_pyenv_shims(tmp_path):
     fake_python(shims / "python3.12", "3.12")
     (tmp_path / "pyenv" / "versions").mkdir()
     env_ = {"PYENV_ROOT": str(tmp_path / "pyenv"), "PATH": str(shims)}
-    with pytest.raises(ToolchainError):
+    with pytest.raises(ToolchainError, match=r"Python 3\.12 not found; .*pyenv .*has nothing"):
         python_env.find_python("3.12", env=env_, current=((3, 11), "/x"))
     real = fake_python(tmp_path / "bin" / "python3.12", "3.12")
     env_["PATH"] = os.pathsep.join([str(shims), str(real.parent)])
