@@ -27,7 +27,9 @@ try:
     from pipeline.toolchain.cuda import check_host_compiler, find_toolkit, toolset_compilers
     from pipeline.toolchain.jobs import nvcc_threads, set_default_max_jobs
 except ImportError as err:  # e.g. `packaging` missing in a --no-build-isolation env
-    sys.exit(f"fusedops build error: {err}. Install the build requirements: pip install setuptools wheel ninja packaging")
+    sys.exit(
+        f"fusedops build error: {err}. Install the build requirements: pip install setuptools wheel ninja packaging"
+    )
 
 
 def log(message: str) -> None:
@@ -36,14 +38,21 @@ def log(message: str) -> None:
 
 def git_sha() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+        )
     except OSError:
         return None
     return (out.stdout.strip() or None) if out.returncode == 0 else None
 
 
 def configure() -> tuple[BuildPlan, Path | None]:
-    want_cuda = os.environ.get("FUSEDOPS_CUDA", "").strip().lower() not in ("0", "false", "no", "off")
+    want_cuda = os.environ.get("FUSEDOPS_CUDA", "").strip().lower() not in (
+        "0",
+        "false",
+        "no",
+        "off",
+    )
     toolkit = find_toolkit() if want_cuda else None
     if toolkit is not None:
         # torch.utils.cpp_extension reads CUDA_HOME once, at import: set it to
@@ -97,7 +106,9 @@ def extensions(plan: BuildPlan):
 
     cell = plan.cell
     sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "kernels").glob("*.cpp"))
-    sources += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "kernels" / "cpu").glob("*.cpp"))
+    sources += sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "kernels" / "cpu").glob("*.cpp")
+    )
     sources.append(f"csrc/ops/{cell.abi}.cpp")
     # No -std flag: cpp_extension picks the standard its torch needs (C++20 for ATen >= 2.13).
     cxx = ["-O3", "-fvisibility=hidden"]
@@ -108,10 +119,17 @@ def extensions(plan: BuildPlan):
         macros.append(("TORCH_TARGET_VERSION", rules.STABLE_TARGET_VERSION))
     # Stripping local symbols drops nvcc's tmpxft_<pid> names: reproducible .so files.
     link = [] if os.environ.get("FUSEDOPS_DEBUG") == "1" else ["-s"]
-    common = dict(name="fusedops._C", py_limited_api=cell.abi == "stable", extra_link_args=link, define_macros=macros)
+    common = dict(
+        name="fusedops._C",
+        py_limited_api=cell.abi == "stable",
+        extra_link_args=link,
+        define_macros=macros,
+    )
     if cell.variant.is_cpu:
         return [CppExtension(sources=sources, extra_compile_args={"cxx": cxx}, **common)]
-    sources += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "kernels" / "cuda").glob("*.cu"))
+    sources += sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / "kernels" / "cuda").glob("*.cu")
+    )
     cxx.append("-DFUSEDOPS_WITH_CUDA")
     if cell.abi == "stable":
         cxx.append("-DUSE_CUDA")  # exposes the stable ABI's CUDA shims (current stream)
@@ -145,7 +163,10 @@ def main() -> None:
         version=plan.version,
         install_requires=[plan.requirement],
         ext_modules=extensions(plan),
-        cmdclass={"build_ext": BuildExtension.with_options(no_python_abi_suffix=False), "build_py": BuildPyWithInfo},
+        cmdclass={
+            "build_ext": BuildExtension.with_options(no_python_abi_suffix=False),
+            "build_py": BuildPyWithInfo,
+        },
         options=options,
     )
 

@@ -18,13 +18,19 @@ COMMANDS = ("matrix", "build", "repair", "verify", "index", "release", "cibw")
 
 def build_main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="pipeline build", description=build.__doc__.splitlines()[0])
-    p.add_argument("cell_id", nargs="?", help="a cell id (`python -m pipeline matrix`); default: this machine's")
+    p.add_argument(
+        "cell_id",
+        nargs="?",
+        help="a cell id (`python -m pipeline matrix`); default: this machine's",
+    )
     p.add_argument("--cuda", help="instead of an id: X.Y, cuXYZ or cpu (with --torch and --python)")
     p.add_argument("--torch", help="torch version to build against, e.g. 2.14.1")
     p.add_argument("--python", help="Python version, e.g. 3.11")
     p.add_argument("--abi", choices=["stable", "classic"])
     p.add_argument("--out", type=Path, default=REPO / "wheelhouse")
-    p.add_argument("--check-reproducible", action="store_true", help="build twice, require identical wheels")
+    p.add_argument(
+        "--check-reproducible", action="store_true", help="build twice, require identical wheels"
+    )
     args = p.parse_args(argv)
     try:
         for flag in ("torch", "python"):
@@ -33,7 +39,9 @@ def build_main(argv: Sequence[str]) -> int:
         out = build.check_out_dir(args.out)
         if args.cuda or args.torch or args.python:
             if not (args.cuda and args.torch and args.python) or args.cell_id:
-                p.error("give all of --cuda, --torch and --python, or a cell id, or nothing (this machine's cell)")
+                p.error(
+                    "give all of --cuda, --torch and --python, or a cell id, or nothing (this machine's cell)"
+                )
             cell = matrix.find(Variant.parse(args.cuda), args.torch, args.python, args.abi)
             cell = cell.built_with(torch=args.torch, python=args.python)
         elif args.cell_id:
@@ -54,7 +62,10 @@ def build_main(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in COMMANDS:
-        print(f"usage: python -m pipeline {{{','.join(COMMANDS)}}} ...\n{sys.modules['pipeline'].__doc__}", file=sys.stderr)
+        print(
+            f"usage: python -m pipeline {{{','.join(COMMANDS)}}} ...\n{sys.modules['pipeline'].__doc__}",
+            file=sys.stderr,
+        )
         return 2
     command, rest = argv[0], argv[1:]
     if command == "matrix":

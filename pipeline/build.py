@@ -56,13 +56,17 @@ def local_cell() -> Cell:
     """The stable cell of this machine's CUDA toolkit (cpu without one)."""
     toolkit = find_toolkit()
     variant = Variant.parse(toolkit.version) if toolkit else Variant(None)
-    cells = matrix.select(matrix.expand(), abi="stable", variant=variant, platform=matrix.this_platform())
+    cells = matrix.select(
+        matrix.expand(), abi="stable", variant=variant, platform=matrix.this_platform()
+    )
     if len(cells) != 1:
         raise BuildError(
             f"no stable cell in pipeline/matrix.json for {variant} on {matrix.this_platform()}; "
             "name one: `python -m pipeline build CELL_ID` (`python -m pipeline matrix` lists them)"
         )
-    log(f"this machine: CUDA toolkit {toolkit.version if toolkit else 'none'} -> cell {cells[0].id}")
+    log(
+        f"this machine: CUDA toolkit {toolkit.version if toolkit else 'none'} -> cell {cells[0].id}"
+    )
     return cells[0]
 
 
@@ -81,12 +85,25 @@ def clean_tree() -> None:
 def compile_wheel(cell: Cell, python: Path, env: dict[str, str], dist: Path) -> Path:
     """`pip wheel --no-build-isolation` of the checkout in the cell's torch env."""
     clean_tree()
-    cmd = [str(python), "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "-w", str(dist), "."]
+    cmd = [
+        str(python),
+        "-m",
+        "pip",
+        "wheel",
+        "-v",
+        "--no-build-isolation",
+        "--no-deps",
+        "-w",
+        str(dist),
+        ".",
+    ]
     log("$ " + " ".join(cmd))
     # pip -v streams setup.py's and ninja's progress ([n/m] lines) to the terminal.
     proc = subprocess.run(cmd, env={**os.environ, **env}, cwd=REPO, check=False, stdout=sys.stderr)
     if proc.returncode != 0:
-        raise BuildError(f"the build of {cell.id} failed (exit {proc.returncode}); its log is above")
+        raise BuildError(
+            f"the build of {cell.id} failed (exit {proc.returncode}); its log is above"
+        )
     built = sorted(dist.glob("fusedops-*.whl"))
     if len(built) != 1:
         raise BuildError(f"expected one wheel, pip produced {[b.name for b in built]}")
@@ -95,8 +112,14 @@ def compile_wheel(cell: Cell, python: Path, env: dict[str, str], dist: Path) -> 
 
 def torch_lib(python: Path) -> Path:
     out = subprocess.run(
-        [str(python), "-c", "import importlib.util, os; print(os.path.dirname(importlib.util.find_spec('torch').origin))"],
-        capture_output=True, text=True, check=False,
+        [
+            str(python),
+            "-c",
+            "import importlib.util, os; print(os.path.dirname(importlib.util.find_spec('torch').origin))",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if out.returncode != 0:
         raise BuildError(f"{python} has no torch: {out.stderr.strip()[-500:]}")
@@ -115,7 +138,9 @@ def build_once(cell: Cell, python: Path, env: dict[str, str], out_dir: Path) -> 
     return repaired, seconds
 
 
-def build_cell(cell: Cell, out_dir: Path, *, check_reproducible: bool = False, log: Log = log) -> BuildResult:
+def build_cell(
+    cell: Cell, out_dir: Path, *, check_reproducible: bool = False, log: Log = log
+) -> BuildResult:
     """Toolchain -> compile -> repair -> gate for one cell; raises BuildError/ToolchainError."""
     log(f"cell {cell.id}: torch {cell.torch}, Python {cell.python}, {cell.variant}, abi {cell.abi}")
     python = torch_env(str(cell.torch), cell.python, variant=cell.variant, log=log)
@@ -126,7 +151,9 @@ def build_cell(cell: Cell, out_dir: Path, *, check_reproducible: bool = False, l
             second, _ = build_once(cell, python, env, Path(second_dir))
             first_hash, second_hash = sha256(wheel), sha256(second)
             if first_hash != second_hash:
-                raise BuildError(f"not reproducible: two builds of {cell.id} differ ({first_hash[:12]} vs {second_hash[:12]})")
+                raise BuildError(
+                    f"not reproducible: two builds of {cell.id} differ ({first_hash[:12]} vs {second_hash[:12]})"
+                )
             log(f"reproducible: both builds are {first_hash}")
     log("verification gate ...")
     report = gate.verify(wheel, cell=cell, smoke_python=python, log=log)
@@ -147,4 +174,11 @@ def check_out_dir(out: Path) -> Path:
     return out.resolve()
 
 
-__all__ = ["BuildError", "BuildResult", "ToolchainError", "build_cell", "check_out_dir", "local_cell"]
+__all__ = [
+    "BuildError",
+    "BuildResult",
+    "ToolchainError",
+    "build_cell",
+    "check_out_dir",
+    "local_cell",
+]

@@ -34,7 +34,9 @@ CUDA_LINK = Path("/usr/local/cuda")  # where setup.py's find_toolkit looks last
 def current_cell(env: dict[str, str] | os._Environ = os.environ) -> Cell:
     cell_id = env.get("FUSEDOPS_CELL", "").strip()
     if not cell_id:
-        raise ToolchainError("FUSEDOPS_CELL is not set (the cell id; wheels.yml exports it and environment-pass carries it)")
+        raise ToolchainError(
+            "FUSEDOPS_CELL is not set (the cell id; wheels.yml exports it and environment-pass carries it)"
+        )
     return matrix.by_id(cell_id)
 
 
@@ -52,7 +54,15 @@ def github_env(cell: Cell) -> dict[str, str]:
 
 def pip_torch_command(cell: Cell, python: str = sys.executable) -> list[str]:
     """The one way a build or test environment gets the cell's torch."""
-    return [python, "-m", "pip", "install", f"torch=={cell.torch}", "--index-url", cell.torch_index_url]
+    return [
+        python,
+        "-m",
+        "pip",
+        "install",
+        f"torch=={cell.torch}",
+        "--index-url",
+        cell.torch_index_url,
+    ]
 
 
 def before_all(cell: Cell, log=print) -> None:
@@ -62,12 +72,19 @@ def before_all(cell: Cell, log=print) -> None:
     if cell.toolkit_source == "pypi":
         home = cuda_home(cell.cuda, log=log)
     else:
-        out = subprocess.run(["bash", str(REPO / NVIDIA_REPO_SCRIPT), cell.cuda], stdout=subprocess.PIPE, text=True, check=False)
+        out = subprocess.run(
+            ["bash", str(REPO / NVIDIA_REPO_SCRIPT), cell.cuda],
+            stdout=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
         if out.returncode != 0:
             raise ToolchainError(f"{NVIDIA_REPO_SCRIPT} {cell.cuda} failed (exit {out.returncode})")
         home = Path(out.stdout.strip().splitlines()[-1])
     if CUDA_LINK.exists() and not CUDA_LINK.is_symlink():
-        raise ToolchainError(f"{CUDA_LINK} is a directory, not a link: it would hide CUDA {cell.cuda} at {home}")
+        raise ToolchainError(
+            f"{CUDA_LINK} is a directory, not a link: it would hide CUDA {cell.cuda} at {home}"
+        )
     CUDA_LINK.unlink(missing_ok=True)
     CUDA_LINK.symlink_to(home)
     log(f"{cell.id}: CUDA {cell.cuda} at {CUDA_LINK} -> {home}")
@@ -79,7 +96,10 @@ def before_all(cell: Cell, log=print) -> None:
 
 
 def install_torch(cell: Cell) -> None:
-    for cmd in (pip_torch_command(cell), [sys.executable, "-m", "pip", "install", *BUILD_DEPS, *REPAIR_DEPS]):
+    for cmd in (
+        pip_torch_command(cell),
+        [sys.executable, "-m", "pip", "install", *BUILD_DEPS, *REPAIR_DEPS],
+    ):
         if subprocess.run(cmd, check=False).returncode != 0:
             raise ToolchainError(f"failed: {' '.join(cmd)}")
 

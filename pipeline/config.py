@@ -75,21 +75,33 @@ def _torch(version: str) -> Version:
     try:
         return Version(Version(version).public)
     except InvalidVersion:
-        raise ConfigError(f"torch reports version {version!r}, which is not a PEP 440 version") from None
+        raise ConfigError(
+            f"torch reports version {version!r}, which is not a PEP 440 version"
+        ) from None
 
 
-def _variant(env: Mapping[str, str], torch_version: str, torch_cuda: str | None, toolkit: str | None, notes: list[str]) -> Variant:
+def _variant(
+    env: Mapping[str, str],
+    torch_version: str,
+    torch_cuda: str | None,
+    toolkit: str | None,
+    notes: list[str],
+) -> Variant:
     want = env_flag(env, "FUSEDOPS_CUDA")
     if want is False:
         return Variant(None)
     if toolkit is None:
         if want:
-            raise ConfigError("FUSEDOPS_CUDA=1 but no CUDA toolkit was found (set CUDA_HOME, put nvcc on PATH, or install /usr/local/cuda)")
+            raise ConfigError(
+                "FUSEDOPS_CUDA=1 but no CUDA toolkit was found (set CUDA_HOME, put nvcc on PATH, or install /usr/local/cuda)"
+            )
         notes.append("no CUDA toolkit found: building a CPU-only (+cpu) wheel")
         return Variant(None)
     if torch_cuda is None:
         if want:
-            raise ConfigError(f"FUSEDOPS_CUDA=1 but torch {torch_version} is a CPU-only build; install a CUDA build of torch to build CUDA kernels")
+            raise ConfigError(
+                f"FUSEDOPS_CUDA=1 but torch {torch_version} is a CPU-only build; install a CUDA build of torch to build CUDA kernels"
+            )
         notes.append(f"torch {torch_version} is CPU-only: building a CPU-only (+cpu) wheel")
         return Variant(None)
     kit, theirs = Variant.parse(toolkit), Variant.parse(torch_cuda)
@@ -99,7 +111,9 @@ def _variant(env: Mapping[str, str], torch_version: str, torch_cuda: str | None,
             f"to mix them. Use a toolkit of CUDA {theirs.cuda_major}.x (CUDA_HOME=...) or FUSEDOPS_CUDA=0"
         )
     if kit != theirs:
-        notes.append(f"toolkit CUDA {toolkit} vs torch CUDA {torch_cuda}: minor versions of one major mix at run time")
+        notes.append(
+            f"toolkit CUDA {toolkit} vs torch CUDA {torch_cuda}: minor versions of one major mix at run time"
+        )
     return kit
 
 
@@ -116,7 +130,9 @@ def _from_knobs(m, env, torch: Version, torch_cuda, toolkit, notes, python: str)
     plat = matrix_mod.this_platform()
     platform = m.platforms.get(plat) or Platform(plat, runner="", manylinux_image="")
     kit = None if variant.is_cpu else m.toolkit(variant.cuda_version)
-    return Cell(abi, variant, torch, python, platform, kit.archs if kit else None, kit.gcc if kit else None)
+    return Cell(
+        abi, variant, torch, python, platform, kit.archs if kit else None, kit.gcc if kit else None
+    )
 
 
 def _from_cell_id(m, cell_id: str, torch: Version, torch_cuda, toolkit, python: str) -> Cell:
@@ -126,13 +142,21 @@ def _from_cell_id(m, cell_id: str, torch: Version, torch_cuda, toolkit, python: 
         raise ConfigError(f"FUSEDOPS_CELL={cell_id}: {err}") from None
     if not cell.variant.is_cpu:
         if toolkit is None or Variant.parse(toolkit) != cell.variant:
-            raise ConfigError(f"cell {cell_id} needs CUDA {cell.cuda}, but the toolkit found is {toolkit or 'none'}; set CUDA_HOME")
+            raise ConfigError(
+                f"cell {cell_id} needs CUDA {cell.cuda}, but the toolkit found is {toolkit or 'none'}; set CUDA_HOME"
+            )
         if torch_cuda is None or Variant.parse(torch_cuda).cuda_major != cell.variant.cuda_major:
-            raise ConfigError(f"cell {cell_id} needs a CUDA {cell.variant.cuda_major}.x torch, found torch {torch} ({torch_cuda or 'CPU only'})")
+            raise ConfigError(
+                f"cell {cell_id} needs a CUDA {cell.variant.cuda_major}.x torch, found torch {torch} ({torch_cuda or 'CPU only'})"
+            )
     if cell.abi == "classic" and (torch.major, torch.minor) != (cell.torch.major, cell.torch.minor):
-        raise ConfigError(f"cell {cell_id} builds against torch {cell.torch_minor}.x, found torch {torch}")
+        raise ConfigError(
+            f"cell {cell_id} builds against torch {cell.torch_minor}.x, found torch {torch}"
+        )
     if cell.abi == "stable" and (torch.major, torch.minor) < STABLE_ABI_MIN_TORCH:
-        raise ConfigError(f"cell {cell_id} is a stable-ABI cell and needs torch >= 2.10, found {torch}")
+        raise ConfigError(
+            f"cell {cell_id} is a stable-ABI cell and needs torch >= 2.10, found {torch}"
+        )
     return cell.built_with(torch=str(torch), python=python)
 
 

@@ -13,7 +13,6 @@ and `find()` answers "which cell serves this torch/CUDA/Python?".
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform as _platform
 import re
@@ -201,23 +200,40 @@ def _parse_torch(minor: str, raw: Any, cuda: dict, platforms: dict) -> TorchRele
 def parse(raw: Any) -> Matrix:
     """Validate matrix.json's data; raise MatrixError naming the bad entry."""
     raw = _obj(raw, "matrix", ["stable_abi", "cuda", "platforms", "torch"])
-    stable = _obj(raw["stable_abi"], "stable_abi", ["build_python", "build_torch_pins", "pypi_default"])
+    stable = _obj(
+        raw["stable_abi"], "stable_abi", ["build_python", "build_torch_pins", "pypi_default"]
+    )
     build_python = _str(stable["build_python"], "stable_abi.build_python", _MINOR, "'3.11'")
     pypi = _obj(stable["pypi_default"], "stable_abi.pypi_default", ["variant", "platforms"])
     cuda = _parse_cuda(raw["cuda"])
     platforms = {}
-    for name, entry in _keyed(raw["platforms"], "platforms", _PLATFORM, "linux_x86_64 or linux_aarch64").items():
+    for name, entry in _keyed(
+        raw["platforms"], "platforms", _PLATFORM, "linux_x86_64 or linux_aarch64"
+    ).items():
         entry = _obj(entry, f"platforms.{name}", ["runner", "manylinux_image"])
         platforms[name] = Platform(
             name,
             _str(entry["runner"], f"platforms.{name}.runner"),
-            _str(entry["manylinux_image"], f"platforms.{name}.manylinux_image", _PINNED_IMAGE, "an image pinned by digest (NAME@sha256:<64 hex>)"),
+            _str(
+                entry["manylinux_image"],
+                f"platforms.{name}.manylinux_image",
+                _PINNED_IMAGE,
+                "an image pinned by digest (NAME@sha256:<64 hex>)",
+            ),
         )
     releases = tuple(
         _parse_torch(k, v, cuda, platforms)
-        for k, v in sorted(_keyed(raw["torch"], "torch", _MINOR, "a torch minor like '2.14'").items(), key=lambda kv: Version(kv[0]))
+        for k, v in sorted(
+            _keyed(raw["torch"], "torch", _MINOR, "a torch minor like '2.14'").items(),
+            key=lambda kv: Version(kv[0]),
+        )
     )
-    pins = _keyed(stable["build_torch_pins"], "stable_abi.build_torch_pins", re.compile(r"^(cpu|cu\d+)$"), "a variant like cu130")
+    pins = _keyed(
+        stable["build_torch_pins"],
+        "stable_abi.build_torch_pins",
+        re.compile(r"^(cpu|cu\d+)$"),
+        "a variant like cu130",
+    )
     try:
         pypi_variant = Variant.parse(_str(pypi["variant"], "stable_abi.pypi_default.variant"))
     except ValueError as e:
@@ -237,21 +253,31 @@ def parse(raw: Any) -> Matrix:
 
 def _check_stable(m: Matrix) -> None:
     """Every stable variant resolves to a build torch that ships it and the build Python."""
-    shipped = {str(Variant.parse(c)) for t in m.stable_releases for cs in t.cuda.values() for c in cs}
+    shipped = {
+        str(Variant.parse(c)) for t in m.stable_releases for cs in t.cuda.values() for c in cs
+    }
     for variant, minor in m.pins.items():
         if variant not in shipped:
             raise MatrixError(f"stable_abi.build_torch_pins: no stable torch ships {variant!r}")
         if minor not in {t.minor for t in m.stable_releases}:
-            raise MatrixError(f"stable_abi.build_torch_pins.{variant}: {minor!r} is not a stable-ABI torch minor")
+            raise MatrixError(
+                f"stable_abi.build_torch_pins.{variant}: {minor!r} is not a stable-ABI torch minor"
+            )
     for plat in m.platforms:
         for cuda in _stable_cudas(m, plat):
             torch = stable_build_torch(m, Variant.parse(cuda))
             if cuda not in torch.cuda[plat]:
-                raise MatrixError(f"stable_abi.build_torch_pins: torch {torch.minor} lacks {Variant.parse(cuda)} on {plat}")
+                raise MatrixError(
+                    f"stable_abi.build_torch_pins: torch {torch.minor} lacks {Variant.parse(cuda)} on {plat}"
+                )
             if m.build_python not in torch.python:
-                raise MatrixError(f"stable_abi.build_python: torch {torch.minor} has no Python {m.build_python}")
+                raise MatrixError(
+                    f"stable_abi.build_python: torch {torch.minor} has no Python {m.build_python}"
+                )
     if str(m.pypi_variant) not in shipped or not set(m.pypi_platforms) <= set(m.platforms):
-        raise MatrixError(f"stable_abi.pypi_default: {m.pypi_variant} on {list(m.pypi_platforms)} is not a stable cell")
+        raise MatrixError(
+            f"stable_abi.pypi_default: {m.pypi_variant} on {list(m.pypi_platforms)} is not a stable cell"
+        )
 
 
 def load(path: str | Path | None = None) -> Matrix:
@@ -280,11 +306,17 @@ def stable_build_torch(m: Matrix, variant: Variant) -> TorchRelease:
     """The pinned minor, else the newest stable torch that ships `variant` anywhere."""
     if str(variant) in m.pins:
         return m.release(m.pins[str(variant)])
-    ships = [t for t in m.stable_releases if any(variant == Variant.parse(c) for cs in t.cuda.values() for c in cs)]
+    ships = [
+        t
+        for t in m.stable_releases
+        if any(variant == Variant.parse(c) for cs in t.cuda.values() for c in cs)
+    ]
     return ships[-1]
 
 
-def make_cell(m: Matrix, *, abi: str, cuda: str, platform: str, torch: TorchRelease, python: str) -> Cell:
+def make_cell(
+    m: Matrix, *, abi: str, cuda: str, platform: str, torch: TorchRelease, python: str
+) -> Cell:
     variant = Variant.parse(cuda)
     toolkit = None if variant.is_cpu else m.toolkit(cuda)
     tests = [str(torch.version)]
@@ -310,7 +342,14 @@ def expand(m: Matrix | None = None, *, include_optional: bool = False) -> list[C
     """Stable cells, then classic ones (torch < 2.10, plus >= 2.10 if include_optional)."""
     m = m or load()
     cells = [
-        make_cell(m, abi="stable", cuda=c, platform=p, torch=stable_build_torch(m, Variant.parse(c)), python=m.build_python)
+        make_cell(
+            m,
+            abi="stable",
+            cuda=c,
+            platform=p,
+            torch=stable_build_torch(m, Variant.parse(c)),
+            python=m.build_python,
+        )
         for p in m.platforms
         for c in _stable_cudas(m, p)
     ]
@@ -324,7 +363,9 @@ def expand(m: Matrix | None = None, *, include_optional: bool = False) -> list[C
     cells = [c for c in cells if c.release or include_optional]
     ids = [c.id for c in cells]
     if len(ids) != len(set(ids)):
-        raise MatrixError(f"cell ids are not unique: {sorted({i for i in ids if ids.count(i) > 1})}")
+        raise MatrixError(
+            f"cell ids are not unique: {sorted({i for i in ids if ids.count(i) > 1})}"
+        )
     return cells
 
 
@@ -365,7 +406,9 @@ def select(
         and (variant is None or c.variant == variant)
         and (platform is None or c.platform.name == platform)
         and (torch is None or SpecifierSet(c.torch_requirement).contains(torch, prereleases=True))
-        and (python is None or SpecifierSet(c.python_requirement).contains(python, prereleases=True))
+        and (
+            python is None or SpecifierSet(c.python_requirement).contains(python, prereleases=True)
+        )
         and (not buildable_here or buildable_on(c, this_platform()))
     ]
 
@@ -377,11 +420,19 @@ def by_id(cell_id: str, m: Matrix | None = None) -> Cell:
         if cell.id == cell_id:
             return cell
     close = [c.id for c in cells if set(c.id.split("-")) & set(cell_id.split("-"))][:8]
-    raise LookupError(f"no cell {cell_id!r} in matrix.json" + (f"; close: {', '.join(close)}" if close else ""))
+    raise LookupError(
+        f"no cell {cell_id!r} in matrix.json" + (f"; close: {', '.join(close)}" if close else "")
+    )
 
 
 def find(
-    variant: Variant, torch: str, python: str, abi: str | None = None, platform: str | None = None, *, m: Matrix | None = None
+    variant: Variant,
+    torch: str,
+    python: str,
+    abi: str | None = None,
+    platform: str | None = None,
+    *,
+    m: Matrix | None = None,
 ) -> Cell:
     """The cell whose wheel serves this torch/python/variant (optional classic cells included)."""
     m = m or load()
@@ -401,8 +452,12 @@ def find(
     lines = [f"no matrix cell for {asked}"]
     minor = "{}.{}".format(*Version(torch).release[:2])
     if minor not in [t.minor for t in m.torch]:
-        lines.append(f"  torch {minor} is not in the matrix (it has {', '.join(t.minor for t in m.torch)})")
+        lines.append(
+            f"  torch {minor} is not in the matrix (it has {', '.join(t.minor for t in m.torch)})"
+        )
     else:
         t = m.release(minor)
-        lines.append(f"  torch {minor} ships {', '.join(t.cuda.get(want['platform'], ())) or 'nothing'} on {want['platform']}, for Python {', '.join(t.python)}")
+        lines.append(
+            f"  torch {minor} ships {', '.join(t.cuda.get(want['platform'], ())) or 'nothing'} on {want['platform']}, for Python {', '.join(t.python)}"
+        )
     raise LookupError("\n".join(lines))

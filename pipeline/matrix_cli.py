@@ -33,10 +33,18 @@ def install_table(m: Matrix) -> str:
             plats = [p for p in m.platforms if cuda in t.cuda[p]]
             pypi = [m.platforms[p].machine for p in plats if t.pypi_cuda[p] == cuda]
             shown = f"{variant}" + (f" (torch's PyPI default on {', '.join(pypi)})" if pypi else "")
-            wheel = f"`+{variant}`, cp310-abi3" if t.stable else f"`+{variant}torch{t.minor}`, one per Python"
+            wheel = (
+                f"`+{variant}`, cp310-abi3"
+                if t.stable
+                else f"`+{variant}torch{t.minor}`, one per Python"
+            )
             span = t.python[0] if len(t.python) == 1 else f"{t.python[0]}-{t.python[-1]}"
             arches = ", ".join(m.platforms[p].machine for p in plats)
-            rows.append("| " + " | ".join([t.minor, span, shown, arches, wheel, f"`<base>/{variant}/`"]) + " |")
+            rows.append(
+                "| "
+                + " | ".join([t.minor, span, shown, arches, wheel, f"`<base>/{variant}/`"])
+                + " |"
+            )
     return "\n".join(rows)
 
 
@@ -56,20 +64,32 @@ def _version_arg(text: str) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="matrix", description="The fusedops build matrix (pipeline/matrix.json).")
+    p = argparse.ArgumentParser(
+        prog="matrix", description="The fusedops build matrix (pipeline/matrix.json)."
+    )
     out = p.add_mutually_exclusive_group()
     out.add_argument("--github", action="store_true", help='print {"include": [cells]} on one line')
-    out.add_argument("--find", action="store_true", help="print the one cell for --cuda/--torch/--python")
+    out.add_argument(
+        "--find", action="store_true", help="print the one cell for --cuda/--torch/--python"
+    )
     out.add_argument("--install-table", action="store_true", help="print the user table (markdown)")
     p.add_argument("--abi", choices=["stable", "classic", "all"], default="all")
     p.add_argument("--id", action="append", default=[], help="only these cell ids (repeatable)")
-    p.add_argument("--include-classic-for-stable", action="store_true", help="add the optional classic cells for torch >= 2.10")
+    p.add_argument(
+        "--include-classic-for-stable",
+        action="store_true",
+        help="add the optional classic cells for torch >= 2.10",
+    )
     p.add_argument("--cuda", type=_variant_arg, help="13.0, cu130 or cpu")
     p.add_argument("--platform", help="linux_x86_64, aarch64, ...")
     p.add_argument("--torch", type=_version_arg, help="cells whose wheel serves this torch")
     p.add_argument("--python", type=_version_arg, help="cells whose wheel serves this Python")
-    p.add_argument("--buildable-here", action="store_true", help="only cells this machine can build")
-    p.add_argument("--data", type=Path, default=DATA_FILE, help="matrix JSON (default: pipeline/matrix.json)")
+    p.add_argument(
+        "--buildable-here", action="store_true", help="only cells this machine can build"
+    )
+    p.add_argument(
+        "--data", type=Path, default=DATA_FILE, help="matrix JSON (default: pipeline/matrix.json)"
+    )
     args = p.parse_args(argv)
     if args.find and not (args.cuda and args.torch and args.python):
         p.error("--find needs --cuda, --torch and --python")
@@ -82,7 +102,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         m = load(args.data)
         if args.find:
-            print(json.dumps(find(args.cuda, args.torch, args.python, abi, args.platform, m=m).to_github(), indent=2))
+            print(
+                json.dumps(
+                    find(args.cuda, args.torch, args.python, abi, args.platform, m=m).to_github(),
+                    indent=2,
+                )
+            )
             return 0
         if args.install_table:
             print(install_table(m))
@@ -105,12 +130,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"matrix: error: {e}", file=sys.stderr)
         return 2
     if not cells:
-        hint = "" if args.include_classic_for_stable else " (classic cells for torch >= 2.10 need --include-classic-for-stable)"
+        hint = (
+            ""
+            if args.include_classic_for_stable
+            else " (classic cells for torch >= 2.10 need --include-classic-for-stable)"
+        )
         print(f"matrix: error: no cell matches these filters{hint}", file=sys.stderr)
         return 1
     if args.github:
         if len(cells) > GITHUB_MAX_JOBS:
-            print(f"matrix: error: {len(cells)} cells exceed GitHub's {GITHUB_MAX_JOBS}-job limit; filter more", file=sys.stderr)
+            print(
+                f"matrix: error: {len(cells)} cells exceed GitHub's {GITHUB_MAX_JOBS}-job limit; filter more",
+                file=sys.stderr,
+            )
             return 1
         print(json.dumps({"include": [c.to_github() for c in cells]}, separators=(",", ":")))
     else:

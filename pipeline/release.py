@@ -26,7 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
 from packaging.version import Version
 
 from . import build, gate, index, matrix
@@ -72,9 +77,15 @@ def collection_problems(dist: Path, cells: Sequence[Cell], version: str) -> list
         if name != PROJECT or ver.public != version:
             problems.append(f"{wheel.name}: not {PROJECT} {version}")
             continue
-        owners = [cid for prefix, cid in want.items() if wheel.name.startswith(prefix) and "manylinux" in wheel.name]
+        owners = [
+            cid
+            for prefix, cid in want.items()
+            if wheel.name.startswith(prefix) and "manylinux" in wheel.name
+        ]
         if not owners:
-            problems.append(f"{wheel.name}: belongs to no cell of this release (or is not manylinux)")
+            problems.append(
+                f"{wheel.name}: belongs to no cell of this release (or is not manylinux)"
+            )
         for cid in owners:
             if cid in seen:
                 problems.append(f"cell {cid} has two wheels: {seen[cid]} and {wheel.name}")
@@ -89,7 +100,9 @@ def collection_problems(dist: Path, cells: Sequence[Cell], version: str) -> list
             problems.append(f"{sdist.name}: not an sdist name ({err})")
             continue
         if ver.local or str(ver) != version:
-            problems.append(f"{sdist.name}: an sdist must carry the public version {version} (PyPI refuses local versions)")
+            problems.append(
+                f"{sdist.name}: an sdist must carry the public version {version} (PyPI refuses local versions)"
+            )
     return problems
 
 
@@ -116,7 +129,17 @@ def build_sdist(out: Path) -> Path:
 
 def wheel_from_sdist(sdist: Path, python: Path, out: Path) -> Path:
     """Build a CPU wheel from the sdist against `python`'s torch, as a user would."""
-    cmd = [str(python), "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(out), str(sdist)]
+    cmd = [
+        str(python),
+        "-m",
+        "pip",
+        "wheel",
+        "--no-build-isolation",
+        "--no-deps",
+        "-w",
+        str(out),
+        str(sdist),
+    ]
     log("$ FUSEDOPS_CUDA=0 " + " ".join(cmd))
     env = {**os.environ, "FUSEDOPS_CUDA": "0"}
     env.pop("FUSEDOPS_CELL", None)
@@ -148,7 +171,14 @@ def rehearse(out: Path, cells: Sequence[Cell]) -> Rehearsal:
         shutil.rmtree(out)
     dist, idx, pypi = out / "dist", out / "index", out / "pypi"
     sdist = build_sdist(dist)
-    cpu = next((c for c in matrix.expand() if c.id.startswith("stable-cpu-") and c.platform == cells[0].platform), None)
+    cpu = next(
+        (
+            c
+            for c in matrix.expand()
+            if c.id.startswith("stable-cpu-") and c.platform == cells[0].platform
+        ),
+        None,
+    )
     if cpu is not None:
         python = torch_env(str(cpu.torch), cpu.python, variant=cpu.variant, log=log)
         with tempfile.TemporaryDirectory(prefix="fusedops-from-sdist-") as tmp:
@@ -176,7 +206,12 @@ def rehearse(out: Path, cells: Sequence[Cell]) -> Rehearsal:
 def _cells(ids: Sequence[str] | None, buildable_only: bool) -> list[Cell]:
     if ids:
         return [matrix.by_id(i) for i in ids]
-    cells = matrix.select(matrix.expand(), abi="stable", platform=matrix.this_platform(), buildable_here=buildable_only)
+    cells = matrix.select(
+        matrix.expand(),
+        abi="stable",
+        platform=matrix.this_platform(),
+        buildable_here=buildable_only,
+    )
     return [c for c in cells if c.variant.is_cpu or c.variant == build.local_cell().variant]
 
 
@@ -186,7 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     c = sub.add_parser("collect", help="check a release directory, write SHA256SUMS")
     c.add_argument("dist", type=Path)
     c.add_argument("--cells", nargs="+", required=True, help="the cell ids the release built")
-    c.add_argument("--tag", help="vX.Y.Z: the files must carry this version (default: the source's)")
+    c.add_argument(
+        "--tag", help="vX.Y.Z: the files must carry this version (default: the source's)"
+    )
     r = sub.add_parser("rehearse", help="the release on this machine")
     r.add_argument("--out", type=Path, default=REPO / "dist" / "release")
     r.add_argument("--cells", nargs="+", help="cell ids (default: this machine's stable cells)")
@@ -200,7 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             out = build.check_out_dir(args.out)
             result = rehearse(out, _cells(args.cells, buildable_only=True))
-            print(f"rehearsal done: {result.dist} ({len(result.cells)} cells), {result.index}, {result.pypi}")
+            print(
+                f"rehearsal done: {result.dist} ({len(result.cells)} cells), {result.index}, {result.pypi}"
+            )
     except (ReleaseError, build.BuildError, ToolchainError, LookupError, matrix.MatrixError) as err:
         print(f"pipeline release {args.step}: error: {err}", file=sys.stderr)
         return 1

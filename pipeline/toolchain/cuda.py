@@ -20,14 +20,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Mapping
 
 from ..rules import Variant
 from . import (
-    STAMP_NAME,
     STAMP_FORMAT,
+    STAMP_NAME,
     Log,
     ToolchainError,
     cache_root,
@@ -165,7 +165,6 @@ def parse_cuda_version(text: str) -> tuple[int, int]:
     return variant.cuda
 
 
-
 def cuda_stamp_is_current(stamp: dict | None, version: str) -> bool:
     """A PyPI toolkit stamp that still describes a usable `version` install."""
     return bool(
@@ -184,7 +183,6 @@ def installed_packages(site: Path) -> dict[str, str]:
         name, _, version = info.name.removesuffix(".dist-info").partition("-")
         found[name.lower().replace("_", "-")] = version
     return dict(sorted(found.items()))
-
 
 
 def system_toolkit(version: str, *, env: Mapping[str, str] | None = None) -> Toolkit | None:
@@ -366,7 +364,6 @@ def cuda_home(version: str, *, cache_dir: Path | None = None, log: Log = print) 
     return _pypi_toolkit(want, cache_root(cache_dir), log)
 
 
-
 # ---------------------------------------------------------------------------
 # Host compiler
 # ---------------------------------------------------------------------------
@@ -377,7 +374,10 @@ _HOST_CONFIG_GCC = re.compile(r"^#if __GNUC__ > (\d+)", re.MULTILINE)
 
 def nvcc_gcc_limit(home: Path) -> int | None:
     """The newest GCC major this toolkit's nvcc accepts (crt/host_config.h), if stated."""
-    for header in [home / "include" / "crt" / "host_config.h", *home.glob("targets/*/include/crt/host_config.h")]:
+    for header in [
+        home / "include" / "crt" / "host_config.h",
+        *home.glob("targets/*/include/crt/host_config.h"),
+    ]:
         if header.is_file():
             found = [int(m) for m in _HOST_CONFIG_GCC.findall(header.read_text(errors="replace"))]
             return min(found) if found else None
@@ -387,8 +387,12 @@ def nvcc_gcc_limit(home: Path) -> int | None:
 def gcc_major(compiler: str) -> int | None:
     """The GCC major of a compiler command, or None for a compiler that is not GCC."""
     try:
-        out = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=60, check=False)
-        dump = subprocess.run([compiler, "-dumpversion"], capture_output=True, text=True, timeout=60, check=False)
+        out = subprocess.run(
+            [compiler, "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+        dump = subprocess.run(
+            [compiler, "-dumpversion"], capture_output=True, text=True, timeout=60, check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as err:
         raise ToolchainError(f"host compiler {compiler!r} does not run: {err}") from None
     if out.returncode != 0 or "clang" in out.stdout.lower() or not dump.stdout.strip():

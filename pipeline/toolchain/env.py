@@ -19,7 +19,11 @@ def source_date_epoch(repo_root: Path = REPO) -> str | None:
     """The last commit's time (reproducible wheel timestamps), or None outside git."""
     try:
         out = subprocess.run(
-            ["git", "log", "-1", "--format=%ct"], cwd=repo_root, capture_output=True, text=True, check=False
+            ["git", "log", "-1", "--format=%ct"],
+            cwd=repo_root,
+            capture_output=True,
+            text=True,
+            check=False,
         )
     except OSError:
         return None
@@ -62,6 +66,8 @@ def build_env(
         log("SOURCE_DATE_EPOCH: not a git checkout; wheel timestamps will vary")
     if compiler_cache:
         cc_env = {**env, **{k: v for k, v in out.items() if k in ("CXX",)}}
-        out |= compiler_cache_env(log, cache_dir=cache_dir, nvcc=nvcc, repo_root=repo_root, env=cc_env)
+        out |= compiler_cache_env(
+            log, cache_dir=cache_dir, nvcc=nvcc, repo_root=repo_root, env=cc_env
+        )
     out["PATH"] = path
     return dict(sorted(out.items()))

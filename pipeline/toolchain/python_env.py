@@ -13,10 +13,10 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import STAMP_NAME, Log, ToolchainError, cache_root, locked, run, write_stamp
 from packaging.version import InvalidVersion, Version
 
 from ..rules import Variant
+from . import STAMP_NAME, Log, ToolchainError, cache_root, locked, run, write_stamp
 
 TORCH_INDEX_URL = "https://download.pytorch.org/whl/{variant}"
 BUILD_DEPS = ("pip", "setuptools>=77", "wheel", "ninja", "packaging")
@@ -31,7 +31,6 @@ def parse_python_version(text: str) -> tuple[int, int]:
     if not match:
         raise ToolchainError(f"Python version {text!r}: expected 3.N such as 3.12")
     return int(match.group(1)), int(match.group(2))
-
 
 
 def _pyenv_root(env: Mapping[str, str]) -> Path | None:
@@ -268,4 +267,3 @@ def torch_env(
         )
         log(f"torch env {env_dir}: torch {found[0]} (CUDA {found[1]}) ready")
         return env_python
-

@@ -23,7 +23,9 @@ STABLE_TARGET_VERSION = "0x020a000000000000"
 # CPython's limited API floor of stable wheels: the tag cp310-abi3.
 STABLE_MIN_PYTHON = (3, 10)
 
-_VARIANT = re.compile(r"^(?:cpu|cu(\d+)(\d))$")
+# cu130 -> 13.0, cu128 -> 12.8: the last digit is the minor, the major has two digits
+# (CUDA >= 10), so "cu13" is an error rather than CUDA 1.3.
+_VARIANT = re.compile(r"^(?:cpu|cu(\d{2,})(\d))$")
 _CUDA = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)*$")
 # PEP 440's release segment at the start of a version, e.g. "2.14.1" in
 # "2.14.1rc1+cu130"; the package cannot depend on `packaging` at run time.

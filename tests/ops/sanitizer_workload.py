@@ -25,7 +25,9 @@ def misaligned(rows: int, hidden: int, dtype: torch.dtype) -> torch.Tensor:
 
 
 def reaches_kernel_misaligned(x: torch.Tensor, call) -> None:
-    assert x.is_contiguous() and x.data_ptr() % 16 != 0, "the input is not a misaligned contiguous view"
+    assert x.is_contiguous() and x.data_ptr() % 16 != 0, (
+        "the input is not a misaligned contiguous view"
+    )
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         call()
     copies = [e.name for e in prof.events() if e.name in COPY_OPS]

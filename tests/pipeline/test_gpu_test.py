@@ -58,10 +58,22 @@ def _gpu_test_module():
         ("memcheck", "========= ERROR SUMMARY: 10 errors", False),
         ("memcheck", "========= ERROR SUMMARY: 1 error", False),
         ("memcheck", "no summary at all", False),
-        ("racecheck", "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)", True),
+        (
+            "racecheck",
+            "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)",
+            True,
+        ),
         # ends with "0 errors, 0 warnings)" like a clean run, and is not one
-        ("racecheck", "========= RACECHECK SUMMARY: 10 hazards displayed (10 errors, 0 warnings)", False),
-        ("racecheck", "========= RACECHECK SUMMARY: 2 hazards displayed (0 errors, 2 warnings)", False),
+        (
+            "racecheck",
+            "========= RACECHECK SUMMARY: 10 hazards displayed (10 errors, 0 warnings)",
+            False,
+        ),
+        (
+            "racecheck",
+            "========= RACECHECK SUMMARY: 2 hazards displayed (0 errors, 2 warnings)",
+            False,
+        ),
     ],
 )
 def test_sanitizer_summaries_are_parsed_exactly(tool: str, output: str, clean: bool) -> None:

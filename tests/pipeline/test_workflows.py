@@ -172,7 +172,9 @@ def command_sources() -> dict[str, list[str]]:
     # nox sessions run `session.run("python", "-m", "pipeline", "<command>", ...)`.
     sources["noxfile.py"] = [
         f"python -m pipeline {m[1]}"
-        for m in re.finditer(r'session\.run\(\s*"python",\s*"-m",\s*"pipeline",\s*"([\w-]+)"', NOXFILE.read_text())
+        for m in re.finditer(
+            r'session\.run\(\s*"python",\s*"-m",\s*"pipeline",\s*"([\w-]+)"', NOXFILE.read_text()
+        )
     ]
     return sources
 
@@ -407,10 +409,16 @@ def _pipeline_params() -> list[Any]:
 def test_called_pipeline_commands_exist_and_accept_help(command: str, users: list[str]) -> None:
     from pipeline.__main__ import COMMANDS
 
-    assert command in COMMANDS, f"`python -m pipeline {command}` ({users}) is no command: {COMMANDS}"
+    assert command in COMMANDS, (
+        f"`python -m pipeline {command}` ({users}) is no command: {COMMANDS}"
+    )
     completed = subprocess.run(
         [sys.executable, "-m", "pipeline", command, "--help"],
-        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert completed.returncode == 0 and "usage" in completed.stdout.lower(), completed.stderr
 
@@ -426,7 +434,18 @@ def test_every_build_path_goes_through_python_m_pipeline() -> None:
 
 
 def _shell_params() -> list[Any]:
-    return [pytest.param(p, users, id=p) for p, users in sorted(called(SH_SCRIPT).items())]
+    # Every shell script the pipeline ships (cibw.py runs them), whoever calls it.
+    users = called(SH_SCRIPT)
+    return [
+        pytest.param(
+            str(p.relative_to(REPO)), users.get(str(p.relative_to(REPO)), ["pipeline"]), id=p.name
+        )
+        for p in SHELL_SCRIPTS
+    ]
+
+
+def test_the_pipeline_ships_its_shell_scripts() -> None:
+    assert [p.name for p in SHELL_SCRIPTS] == ["install_cuda_nvidia_repo.sh"]
 
 
 @pytest.mark.parametrize(("script", "users"), _shell_params())
@@ -568,7 +587,9 @@ def _publishing_jobs() -> dict[str, dict[str, Any]]:
 
 def test_release_publishes_only_after_gpu_tests() -> None:
     publishing = _publishing_jobs()
-    assert {"github-release", "pages-deploy", "pypi-publish", "publish"} <= set(publishing), sorted(publishing)
+    assert {"github-release", "pages-deploy", "pypi-publish", "publish"} <= set(publishing), sorted(
+        publishing
+    )
     for job_id, job in publishing.items():
         assert {"wheels", "gpu-tests", "sdist"} <= transitive_needs("release.yml", job_id), job_id
         assert "gpu-tests" in transitive_needs("release.yml", job_id)
@@ -598,8 +619,14 @@ def test_release_is_a_draft_until_everything_else_succeeded() -> None:
 
 
 def test_release_index_keeps_earlier_releases() -> None:
-    build = next(s for j, s in run_scripts("release.yml") if j == "pages-build" and "nox -s index" in s)
-    fetch = next(s for j, s in run_scripts("release.yml") if j == "pages-build" and "gh release download" in s)
+    build = next(
+        s for j, s in run_scripts("release.yml") if j == "pages-build" and "nox -s index" in s
+    )
+    fetch = next(
+        s
+        for j, s in run_scripts("release.yml")
+        if j == "pages-build" and "gh release download" in s
+    )
     assert "gh release list" in fetch and "--exclude-drafts" in fetch
     assert "--release" in build and "history/" in build
 
@@ -672,7 +699,11 @@ def test_ci_runs_the_release_wheel_workflow_on_pull_requests() -> None:
 
 def test_ci_ccache_dir_is_the_one_the_pipeline_uses() -> None:
     job = jobs("ci.yml")["cuda-wheel"]
-    cached = [s["with"]["path"] for s in steps(job) if "actions/cache@" in str(s.get("uses")) and "ccache" in str(s["with"]["key"])]
+    cached = [
+        s["with"]["path"]
+        for s in steps(job)
+        if "actions/cache@" in str(s.get("uses")) and "ccache" in str(s["with"]["key"])
+    ]
     # The pipeline keeps a caller's CCACHE_DIR (pipeline/toolchain/compiler_cache.py).
     assert job["env"]["CCACHE_DIR"].endswith("/" + cached[0]), (job["env"], cached)
 
