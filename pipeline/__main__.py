@@ -13,7 +13,7 @@ from . import build, matrix
 from .rules import REPO, Variant
 from .toolchain import ToolchainError
 
-COMMANDS = ("matrix", "build", "repair", "verify", "index", "release", "cibw")
+COMMANDS = ("matrix", "build", "repair", "verify", "index", "pypi-wheel", "release", "cibw")
 
 
 def build_main(argv: Sequence[str]) -> int:
@@ -78,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .gate import main as run
     elif command == "index":
         from .index import main as run
+    elif command == "pypi-wheel":
+        from .pypi_wheel import main as run
     elif command == "release":
         from .release import main as run
     else:
