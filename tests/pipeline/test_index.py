@@ -1,4 +1,4 @@
-"""make_index.py: rendering (pure) and real pip installs from the generated indexes."""
+"""pipeline.index: routing and rendering (pure), and real pip installs from the indexes."""
 
 from __future__ import annotations
 
@@ -10,14 +10,19 @@ import sys
 import zipfile
 from pathlib import Path
 
-import make_index as mi
 import pytest
 import wheelkit as wk
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from pipeline import index as mi
+from pipeline import matrix
+from pipeline.rules import Variant
+
 PY_TAG = f"cp{sys.version_info.major}{sys.version_info.minor}"
 SHA = "a" * 64
+MINORS = ("2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "2.15")
+CU130 = Variant.parse("cu130")
 
 
 def entry(filename: str, torch: str | None = None, python: str | None = ">=3.10") -> mi.WheelEntry:
@@ -56,46 +61,66 @@ def test_torch_pinned_local_versions_outrank_stable() -> None:
 
 
 @pytest.mark.parametrize(
-    ("local", "variant"),
+    ("filename", "variant", "abi"),
     [
-        ("cu130", "cu130"),
-        ("cu130torch2.11", "cu130"),
-        ("cu126torch2.9", "cu126"),
-        ("cpu", "cpu"),
-        ("cputorch2.11", "cpu"),
-        ("rocm6.4", "rocm6.4"),
+        (STABLE_CU130, "cu130", "stable"),
+        (CLASSIC_CU130, "cu130", "classic"),
+        ("fusedops-0.1.0+cu126torch2.9-cp312-cp312-manylinux_2_28_x86_64.whl", "cu126", "classic"),
+        (STABLE_CPU, "cpu", "stable"),
+        (CLASSIC_CPU, "cpu", "classic"),
+        ("fusedops-0.1.0+cu133-cp310-abi3-manylinux_2_28_x86_64.whl", "cu133", "stable"),
     ],
 )
-def test_variant_of(local: str, variant: str) -> None:
-    assert mi.variant_of(local) == variant
+def test_route(filename: str, variant: str, abi: str) -> None:
+    version, got, got_abi = mi.route(filename)
+    assert (str(got), got_abi, str(version)) == (variant, abi, filename.split("-")[1])
 
 
-@pytest.mark.parametrize("local", [None, "", "cuda13", "torch2.11", "cu130.torch2.11", "cpux"])
-def test_variant_of_rejects(local: str | None) -> None:
-    with pytest.raises(mi.IndexBuildError, match="names no variant"):
-        mi.variant_of(local)
-
-
-def test_make_entry() -> None:
-    e = entry(CLASSIC_CU130, "==2.11.*", ">=3.10")
-    assert (e.variant, e.abi3, str(e.version)) == ("cu130", False, "0.1.0+cu130torch2.11")
-    assert e.torch_spec == SpecifierSet("==2.11.*") and e.requires_python == ">=3.10"
-    assert entry(STABLE_CU130).abi3
-    # Without METADATA a classic wheel's pin comes from its local version.
-    assert mi.make_entry(CLASSIC_CPU, SHA).torch_spec == SpecifierSet("==2.9.*")
+def test_route_agrees_with_every_matrix_cell() -> None:
+    # The one rule: the index files each cell's wheel under the cell's own index_dir.
+    for cell in matrix.expand(include_optional=True):
+        filename = cell.wheel_filename("manylinux_2_28_x86_64", base="0.1.0")
+        _, variant, abi = mi.route(filename)
+        assert (str(variant), abi) == (cell.index_dir, cell.abi), filename
 
 
 @pytest.mark.parametrize(
     ("filename", "message"),
     [
         ("fusedops.whl", "not a wheel filename"),
-        ("other-0.1.0+cu130-py3-none-any.whl", "project other, expected fusedops"),
-        ("fusedops-0.1.0-py3-none-any.whl", r"local version \+None names no variant"),
+        ("other-0.1.0+cu130-py3-none-any.whl", "a wheel of 'other', not fusedops"),
+        ("fusedops-0.1.0-cp310-abi3-linux_x86_64.whl", "no local version"),
+        (
+            "fusedops-0.1.0+cuda13-cp310-abi3-linux_x86_64.whl",
+            r"local version \+cuda13 names no variant",
+        ),
+        ("fusedops-0.1.0+torch2.11-cp312-cp312-linux_x86_64.whl", "names no variant"),
+        ("fusedops-0.1.0+rocm6.4-cp310-abi3-linux_x86_64.whl", "names no variant"),
+        ("fusedops-0.1.0+cpux-cp310-abi3-linux_x86_64.whl", "names no variant"),
+        ("fusedops-0.1.0+13.0-cp310-abi3-linux_x86_64.whl", r"\+13.0 names no variant"),
+        ("fusedops-0.1.0+cu130torch2.09-cp312-cp312-linux_x86_64.whl", "is not the canonical"),
+        ("fusedops-0.1.0+CU130-cp310-abi3-linux_x86_64.whl", "differs only by case"),
+        ("fusedops-0.1.0+cu130-CP310-abi3-linux_x86_64.whl", "lower-case canonical names"),
+        (
+            "fusedops-0.1.0+cu130torch2.11-cp310-abi3-linux_x86_64.whl",
+            "a classic-ABI local version",
+        ),
+        ("fusedops-0.1.0+cu130-cp312-cp312-linux_x86_64.whl", "a stable-ABI local version"),
     ],
 )
-def test_make_entry_errors(filename: str, message: str) -> None:
+def test_route_refuses(filename: str, message: str) -> None:
     with pytest.raises(mi.IndexBuildError, match=message):
-        mi.make_entry(filename, SHA)
+        mi.route(filename)
+
+
+def test_make_entry() -> None:
+    e = entry(CLASSIC_CU130, "==2.11.*", ">=3.10")
+    assert (e.variant, e.stable, str(e.version)) == (CU130, False, "0.1.0+cu130torch2.11")
+    assert e.torch_spec == SpecifierSet("==2.11.*") and e.requires_python == ">=3.10"
+    assert entry(STABLE_CU130).stable
+    # Without a torch requirement in METADATA the pin comes from the local version's rule.
+    assert mi.make_entry(CLASSIC_CPU, SHA).torch_spec == SpecifierSet("==2.9.*")
+    assert mi.make_entry(STABLE_CPU, SHA).torch_spec == SpecifierSet(">=2.10")
 
 
 def test_select_for_index_prefers_stable() -> None:
@@ -112,15 +137,15 @@ def test_find_links_pages() -> None:
         entry(CLASSIC_CPU, "==2.9.*"),
         entry("fusedops-0.1.0+cu130torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl", "==2.8.*"),
     ]
-    pages = mi.find_links_pages(entries)
+    pages = mi.find_links_pages(entries, MINORS)
     names = {p: [e.filename for e in es] for p, es in pages.items()}
-    assert names["torch-2.11.0+cu130.html"] == [STABLE_CU130, CLASSIC_CU130]
-    assert names["torch-2.10.0+cu130.html"] == [STABLE_CU130]
-    assert names["torch-2.9.0+cpu.html"] == [CLASSIC_CPU]  # stable needs torch >= 2.10
-    assert "torch-2.8.0+cu130.html" in names  # a classic pin adds its own minor
-    assert "torch-2.9.0+cu130.html" not in names
+    assert names["whl/torch-2.11.0+cu130.html"] == [STABLE_CU130, CLASSIC_CU130]
+    assert names["whl/torch-2.10.0+cu130.html"] == [STABLE_CU130]
+    assert names["whl/torch-2.9.0+cpu.html"] == [CLASSIC_CPU]  # stable needs torch >= 2.10
+    assert "whl/torch-2.8.0+cu130.html" in names  # a classic pin adds its own minor
+    assert "whl/torch-2.9.0+cu130.html" not in names
     assert list(pages) == sorted(
-        pages, key=lambda p: (p.split("+")[1], Version(p[6:].split("+")[0]))
+        pages, key=lambda p: (p.split("+")[1], Version(p[10:].split("+")[0]))
     )
 
 
@@ -138,7 +163,7 @@ def test_render_root_index_and_landing() -> None:
     assert '<a href="fusedops/">fusedops</a>' in mi.render_root_index(["fusedops"])
     variants = mi.group_by_variant([entry(STABLE_CPU), entry(STABLE_CU130)])
     assert list(variants) == ["cpu", "cu130"]
-    landing = mi.render_landing(variants, ["torch-2.11.0+cu130.html"])
+    landing = mi.render_landing(variants, ["whl/torch-2.11.0+cu130.html"])
     assert '<a href="cu130/">cu130</a>' in landing and "--index-url" in landing
     assert '<a href="whl/torch-2.11.0%2Bcu130.html">torch-2.11.0+cu130.html</a>' in landing
 
@@ -183,12 +208,12 @@ def test_strip_local_members_errors() -> None:
 
 def test_pypi_candidate() -> None:
     stable = entry(STABLE_CU130)
-    assert mi.pypi_candidate([stable, entry(CLASSIC_CU130), entry(STABLE_CPU)]) is stable
+    assert mi.pypi_candidate([stable, entry(CLASSIC_CU130), entry(STABLE_CPU)], CU130) is stable
     with pytest.raises(mi.IndexBuildError, match="found none"):
-        mi.pypi_candidate([entry(CLASSIC_CU130)])
+        mi.pypi_candidate([entry(CLASSIC_CU130)], CU130)
     twin = entry(STABLE_CU130.replace("manylinux_2_28", "manylinux_2_34"))
     with pytest.raises(mi.IndexBuildError, match="exactly one stable \\+cu130"):
-        mi.pypi_candidate([stable, twin])
+        mi.pypi_candidate([stable, twin], CU130)
 
 
 # --- real files and real pip ---------------------------------------------------------------
@@ -224,8 +249,10 @@ def installed_version(target: Path) -> str:
 
 def test_build_index_layout_and_hashes(wheel_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "index"
-    pages = mi.build_index(wheel_dir, out)
-    assert out / "index.html" in pages
+    result = mi.build_index(wheel_dir, out)
+    assert out / "index.html" in result.pages
+    assert result.variants == ("cpu", "cu130") and len(result.copied) == 4
+    assert result.listed["cu130"] == (STABLE_CU130.replace("manylinux_2_28", "linux"),)
     assert (out / "cu130" / "index.html").read_text().count("<a ") == 1
     page = (out / "cu130" / "fusedops" / "index.html").read_text()
     hrefs = re.findall(r'href="([^"]+)"', page)
@@ -340,23 +367,62 @@ def test_cli(wheel_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert (out / "cpu" / "fusedops" / "index.html").is_file()
 
 
+def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
 def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     assert mi.main([str(empty), str(tmp_path / "out")]) == 1
-    assert "no fusedops-*.whl in" in capsys.readouterr().err
+    assert "no *.whl in" in _one_line_error(capsys)
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "fusedops-garbage.whl").write_bytes(b"")
     assert mi.main([str(bad), str(tmp_path / "out")]) == 1
-    assert "not a wheel filename" in capsys.readouterr().err
-    (bad / "fusedops-garbage.whl").rename(bad / "fusedops-0.1.0+cpu-py3-none-any.whl")
+    assert "not a wheel filename" in _one_line_error(capsys)
+    (bad / "fusedops-garbage.whl").rename(bad / "fusedops-0.1.0+cpu-cp310-abi3-linux_x86_64.whl")
     assert mi.main([str(bad), str(tmp_path / "out")]) == 1
-    assert "is not a zip file" in capsys.readouterr().err
+    assert "is not a readable wheel (zip)" in _one_line_error(capsys)
+    assert not (tmp_path / "out").exists()  # nothing written before every wheel was read
     only_cpu = tmp_path / "cpu"
     synthetic(only_cpu, "0.1.0+cpu", "cp310-abi3-linux_x86_64", ">=2.10")
     assert mi.main([str(only_cpu), "--pypi-flavor", str(tmp_path / "p")]) == 1
-    assert "need exactly one stable +cu130 wheel" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        mi.main([str(only_cpu)])
-    assert "give OUT_DIR, --pypi-flavor OUT, or both" in capsys.readouterr().err
+    assert "need exactly one stable +cu130 wheel" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "the following arguments are required: wheel_dir"),
+        (["{cpu}"], "give OUT_DIR, --pypi-flavor DIR, or both"),
+        (["{tmp}/nowhere", "{tmp}/out"], "is not a directory"),
+        (["{cpu}", "{file}"], "OUT_DIR {file} exists and is not a directory"),
+        (
+            ["{cpu}", "--pypi-flavor", "{file}"],
+            "--pypi-flavor {file} exists and is not a directory",
+        ),
+        (["{cpu}", "{tmp}/out", "--torch-minors", "2.9 02.10"], "'02.10' is not a torch minor"),
+        (["{cpu}", "{tmp}/out", "--pypi-variant", "cuda13"], "variant 'cuda13': expected"),
+        (["{cpu}", "{tmp}/out", "--base-url", "http://x y"], "is not a URL prefix"),
+        (["{cpu}", "{tmp}/out", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_cli_bad_arguments(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cpu = tmp_path / "cpu"
+    synthetic(cpu, "0.1.0+cpu", "cp310-abi3-linux_x86_64", ">=2.10")
+    (tmp_path / "file").write_text("")
+    fill = {"cpu": str(cpu), "tmp": str(tmp_path), "file": str(tmp_path / "file")}
+    assert mi.main([a.format(**fill) for a in args]) == 2
+    err = _one_line_error(capsys)
+    assert err.startswith("pipeline index: error: ") and message.format(**fill) in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert mi.main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: pipeline index")

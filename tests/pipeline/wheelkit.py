@@ -6,57 +6,10 @@ import base64
 import hashlib
 import subprocess
 import sysconfig
+import warnings
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-
-ARCHS_CU130 = "7.5 8.0 8.6 9.0 10.0 12.0+PTX"
-
-
-def cell(**overrides: object) -> dict[str, object]:
-    """A matrix cell; defaults describe the stable CPU wheel."""
-    base: dict[str, object] = {
-        "id": "cpu-stable",
-        "abi": "stable",
-        "cuda": "cpu",
-        "variant": "cpu",
-        "torch": "2.14.1",
-        "python": "3.10",
-        "platform": "linux-x86_64",
-        "torch_requirement": ">=2.10",
-        "python_requirement": ">=3.10",
-        "arch_list": "",
-        "local_version": "cpu",
-        "pypi_default": False,
-    }
-    base.update(overrides)
-    return base
-
-
-def cu130_cell(**overrides: object) -> dict[str, object]:
-    values: dict[str, object] = {
-        "id": "cu130-stable",
-        "cuda": "13.0",
-        "variant": "cu130",
-        "arch_list": ARCHS_CU130,
-        "local_version": "cu130",
-        "pypi_default": True,
-    }
-    values.update(overrides)
-    return cell(**values)
-
-
-def classic_cell(**overrides: object) -> dict[str, object]:
-    values: dict[str, object] = {
-        "id": "cpu-torch2.14-py3.11",
-        "abi": "classic",
-        "python": "3.11",
-        "torch_requirement": "==2.14.*",
-        "python_requirement": "==3.11.*",
-        "local_version": "cputorch2.14",
-    }
-    values.update(overrides)
-    return cell(**values)
 
 
 def build_info_source(**overrides: object) -> bytes:
@@ -212,3 +165,41 @@ def package_files(
     if so is not None:
         files[f"fusedops/{so.name}"] = so.read_bytes()
     return files
+
+
+def rewrite_wheel(
+    src: Path,
+    dest: Path,
+    *,
+    replace: Mapping[str, bytes] | None = None,
+    add: Sequence[tuple[str, bytes]] = (),
+    drop: Sequence[str] = (),
+    update_record: bool = False,
+) -> Path:
+    """Copy a wheel with members replaced, added (duplicates allowed) or dropped.
+
+    With ``update_record`` RECORD is rewritten to match (a consistent wheel with
+    different content); without it RECORD is kept as it was (a tampered wheel).
+    """
+    replace = dict(replace or {})
+    with zipfile.ZipFile(src) as zf:
+        # Directory entries are dropped: RECORD lists files only.
+        members = [
+            (i, zf.read(i)) for i in zf.infolist() if i.filename not in drop and not i.is_dir()
+        ]
+    out = [(i.filename, replace.get(i.filename, data), i.external_attr) for i, data in members]
+    out += [(name, data, (0o755 if ".so" in name else 0o644) << 16) for name, data in add]
+    if update_record:
+        (record,) = [n for n, _, _ in out if n.endswith(".dist-info/RECORD")]
+        lines = [f"{n},{record_hash(d)},{len(d)}" for n, d, _ in out if n != record]
+        body = ("\n".join([*lines, f"{record},,"]) + "\n").encode()
+        out = [(n, body if n == record else d, a) for n, d, a in out]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data, attr in out:
+            info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            info.external_attr = attr
+            with warnings.catch_warnings():  # a duplicate name is the point of some faults
+                warnings.simplefilter("ignore", UserWarning)
+                zf.writestr(info, data, zipfile.ZIP_DEFLATED)
+    return dest
