@@ -15,6 +15,7 @@ size), smoke (install and run the ops), probe (all I/O), report (the types).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -24,7 +25,7 @@ from ..archs import ArchList
 from ..cell import Cell
 from . import checks, native, probe, record
 from .cli import main
-from .report import FAIL, SKIP, CheckResult, GateInputError, GateReport
+from .report import FAIL, PASS, SKIP, CheckResult, GateInputError, GateReport
 from .smoke import expected_build_info, run_smoke
 
 __all__ = ["CheckResult", "GateInputError", "GateReport", "main", "verify"]
@@ -58,7 +59,15 @@ def verify(
             build_info = checks.parse_build_info(contents.build_info_source)
         except ValueError as exc:
             info_error = f"{probe.BUILD_INFO_MEMBER}: {exc}"
-    target = cell if cell is not None else checks.implied_cell(build_info, name)
+    parts = checks.variant_parts(build_info)
+    if parts is None:
+        target = cell if cell is not None else checks.implied_cell(build_info, name)
+        expected = {record.extension_pattern(target): target}
+    else:  # the multi-variant PyPI wheel: one library per family, each from its own cell
+        cells = {fam: checks.implied_cell(info, name) for fam, info in parts.items()}
+        first = next((c for c in cells.values() if c is not None), None)
+        target = cell or (dataclasses.replace(first, pypi_default=True) if first else None)
+        expected = {record.library_pattern(fam): cells[fam] for fam in sorted(parts)}
 
     results = [
         checks.check_platform_tag(name),
@@ -66,18 +75,23 @@ def verify(
         record.check_no_vendored(contents.names),
         record.check_record(contents),
         checks.check_identity(name, contents.dist_info, contents.metadata, build_info),
-        record.check_extensions(contents.names, target),
+        record.check_extensions(contents.names, list(expected)),
         checks.check_tags(name, target, contents.wheel_text),
-        checks.check_version(name, target),
+        checks.check_version(name, target) if parts is None else checks.check_public_version(name),
         checks.check_requirements(contents.metadata, target),
-        checks.check_build_info(build_info, info_error, target),
+        checks.check_build_info(build_info, info_error, target)
+        if parts is None or build_info is None
+        else checks.check_build_info_parts(build_info, parts),
     ]
-    is_cuda = target is not None and not target.variant.is_cpu
-    archs = expect_archs or (target.archs if target else None)
     with tempfile.TemporaryDirectory(prefix="fusedops-gate-") as tmp:
         members = record.extension_members(contents.names)
         so_files = dict(zip(members, probe.extract(wheel, members, Path(tmp)), strict=True))
-        results += _native(so_files, is_cuda, archs, log)
+        # Each library is checked against the cell it was built for (the wheel's, unless
+        # it is one family's library of a multi-variant wheel).
+        built_for = {
+            m: next((c for p, c in expected.items() if p.match(m)), target) for m in members
+        }
+        results += _native(so_files, built_for, target, expect_archs, log)
     results.append(_abi3(wheel, name, target, log))
     results.append(native.check_size(wheel.stat().st_size, max_size_mb))
     if smoke:
@@ -85,7 +99,8 @@ def verify(
             run_smoke(
                 wheel,
                 Path(smoke_python) if smoke_python else Path(sys.executable),
-                expect=expected_build_info(cell, build_info),
+                # A multi-variant wheel's BUILD_INFO names no single variant.
+                expect=expected_build_info(cell if parts is None else None, build_info),
                 torch_spec=checks.torch_requirement(contents.metadata),
                 log=log,
             )
@@ -112,9 +127,13 @@ def _auditwheel(wheel: Path, name: checks.WheelName, log: Log) -> CheckResult:
 
 
 def _native(
-    so_files: dict[str, Path], is_cuda: bool, archs: ArchList | None, log: Log
+    so_files: dict[str, Path],
+    built_for: dict[str, Cell | None],
+    target: Cell | None,
+    expect_archs: ArchList | None,
+    log: Log,
 ) -> list[CheckResult]:
-    """linked-libs, then no-cuda (CPU) or cuda-archs + fatbin (CUDA)."""
+    """linked-libs, then no-cuda for CPU libraries, cuda-archs + fatbin for CUDA ones."""
     needed: dict[str, Sequence[str] | str] = {}
     fatbins: dict[str, native.FatbinSummary] = {}
     for member, so in so_files.items():
@@ -124,25 +143,46 @@ def _native(
         except probe.ElfError as exc:
             needed[member] = str(exc)
     out = [native.check_linked_libs(needed)]
-    if not is_cuda:
-        sizes = {m: s.stored_bytes for m, s in fatbins.items()}
-        return [*out, native.check_no_cuda(needed, sizes)]
-    return [*out, _cuda_archs(list(so_files.values()), archs, log), native.check_fatbin(fatbins)]
+
+    def is_cuda(c: Cell | None) -> bool:
+        return c is not None and not c.variant.is_cpu
+
+    cuda = [m for m in so_files if is_cuda(built_for[m])]
+    cpu = [m for m in so_files if m not in cuda]
+    if cpu or (not so_files and not is_cuda(target)):
+        sizes = {m: fatbins[m].stored_bytes for m in cpu if m in fatbins}
+        out.append(native.check_no_cuda({m: needed[m] for m in cpu}, sizes))
+    if cuda or (not so_files and is_cuda(target)):
+        archs = {m: expect_archs or built_for[m].archs for m in cuda}  # type: ignore[union-attr]
+        out.append(_cuda_archs({m: so_files[m] for m in cuda}, archs, log))
+        out.append(native.check_fatbin({m: fatbins[m] for m in cuda if m in fatbins}))
+    return out
 
 
-def _cuda_archs(so_files: list[Path], archs: ArchList | None, log: Log) -> CheckResult:
+def _cuda_archs(
+    so_files: dict[str, Path], archs: dict[str, ArchList | None], log: Log
+) -> CheckResult:
     tool = probe.find_cuobjdump()
     if tool is None:
         return CheckResult("cuda-archs", FAIL, f"cuobjdump not found: {probe.CUOBJDUMP_HINT}")
     if not so_files:
         return CheckResult("cuda-archs", FAIL, "no extension module (.so) found in the wheel")
     log(f"gate: {tool} --list-elf/--list-ptx")
-    try:
-        elf = "\n".join(probe.cuobjdump_list(tool, so, "elf") for so in so_files)
-        ptx = "\n".join(probe.cuobjdump_list(tool, so, "ptx") for so in so_files)
-    except RuntimeError as exc:
-        return CheckResult("cuda-archs", FAIL, str(exc))
-    return native.check_sass(elf, ptx, archs)
+    results = {}
+    for member, so in so_files.items():
+        try:
+            elf = probe.cuobjdump_list(tool, so, "elf")
+            ptx = probe.cuobjdump_list(tool, so, "ptx")
+        except RuntimeError as exc:
+            results[member] = CheckResult("cuda-archs", FAIL, str(exc))
+        else:
+            results[member] = native.check_sass(elf, ptx, archs[member])
+    if len(results) == 1:
+        return next(iter(results.values()))
+    status = FAIL if any(r.failed for r in results.values()) else PASS
+    return CheckResult(
+        "cuda-archs", status, "\n".join(f"{m}: {r.message}" for m, r in results.items())
+    )
 
 
 def _abi3(wheel: Path, name: checks.WheelName, cell: Cell | None, log: Log) -> CheckResult:

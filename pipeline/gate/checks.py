@@ -327,3 +327,52 @@ def check_build_info(
 
 def _show(value: object) -> str:
     return repr(str(value)) if value is not None else "None"
+
+
+# --- the multi-variant PyPI wheel (pipeline/pypi_wheel.py) --------------------------------
+
+
+def variant_parts(build_info: Mapping[str, Any] | None) -> dict[str, dict[str, Any]] | None:
+    """BUILD_INFO['variants'] of a multi-variant wheel (family -> the part's BUILD_INFO)."""
+    parts = (build_info or {}).get("variants")
+    if not isinstance(parts, dict) or not parts:
+        return None
+    return {str(k): dict(v) if isinstance(v, dict) else {} for k, v in parts.items()}
+
+
+def check_public_version(wheel: WheelName) -> CheckResult:
+    """The multi-variant wheel goes to PyPI: a public version, no local label."""
+    if wheel.version.local is not None:
+        return CheckResult(
+            "version",
+            FAIL,
+            f"a multi-variant wheel has a public version, not +{wheel.version.local}",
+        )
+    return CheckResult("version", PASS, f"{wheel.version} (multi-variant)")
+
+
+def check_build_info_parts(
+    build_info: Mapping[str, Any], parts: Mapping[str, Mapping[str, Any]]
+) -> CheckResult:
+    """The assembled BUILD_INFO, and each family's part: complete and self-consistent."""
+    problems = [
+        f"missing key {k!r}"
+        for k in ("version", "abi", "torch", "git_sha", "variants")
+        if k not in build_info
+    ]
+    if build_info.get("abi") != "stable":
+        problems.append(f"abi is {build_info.get('abi')!r}: only stable parts are assembled")
+    for family, part in sorted(parts.items()):
+        res = check_build_info(part, None, None)
+        if res.failed:
+            problems.append(f"{family}: {res.message}")
+        try:
+            if Variant.parse(str(part.get("variant"))).family != family:
+                problems.append(f"{family}: holds the {part.get('variant')} build")
+        except ValueError:
+            pass  # check_build_info reported it
+        if part.get("version") != build_info.get("version"):
+            problems.append(
+                f"{family}: version {part.get('version')!r} != {build_info.get('version')!r}"
+            )
+    return result("build-info", problems, f"parts: {', '.join(sorted(parts))}")

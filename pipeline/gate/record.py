@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from ..cell import Cell
+from ..pypi_wheel import LIB_DIR
 from ..repair import is_excluded
 from .probe import WheelContents
 from .report import FAIL, PASS, CheckResult, result
@@ -110,8 +111,8 @@ def extension_members(names: Iterable[str]) -> list[str]:
     )
 
 
-def expected_extension(cell: Cell | None) -> re.Pattern[str]:
-    """The one extension module a wheel of this cell carries (setup.py's fusedops._C).
+def extension_pattern(cell: Cell | None) -> re.Pattern[str]:
+    """The extension module a wheel of this cell carries (setup.py's fusedops._C).
 
     The loader loads the one ``fusedops/_C*.so`` it finds; a second one would be
     a second build of the ops, and which one loads would be left to chance.
@@ -124,21 +125,32 @@ def expected_extension(cell: Cell | None) -> re.Pattern[str]:
     return re.compile(rf"^fusedops/_C\.cpython-{xy}-[^/]+\.so$")
 
 
-def check_extensions(names: Iterable[str], cell: Cell | None) -> CheckResult:
+def library_pattern(family: str) -> re.Pattern[str]:
+    """One family's library in the multi-variant PyPI wheel (pipeline/pypi_wheel.py)."""
+    return re.compile(rf"^{re.escape(LIB_DIR)}/{re.escape(family)}/_C\.abi3\.so$")
+
+
+def check_extensions(names: Iterable[str], expected: Sequence[re.Pattern[str]]) -> CheckResult:
+    """Exactly one module per expected pattern, and no other shared object of ours."""
     name = "extensions"
     found = extension_members(names)
-    want = expected_extension(cell)
-    what = f"one module matching {want.pattern}"
+    what = ", ".join(p.pattern for p in expected)
     if not found:
         return CheckResult(name, FAIL, f"no extension module in the wheel; expected {what}")
     problems = []
-    if len(found) > 1:
-        problems.append(f"{len(found)} extension modules ({', '.join(found)}); expected {what}")
-    elif not want.match(found[0]):
+    if len(expected) == 1 and len(found) > 1:
         problems.append(
-            f"extension {found[0]} is not the {cell and cell.abi} build: expected {what}"
+            f"{len(found)} extension modules ({', '.join(found)}); expected one module matching {what}"
         )
-    return result(name, problems, found[0])
+    else:
+        for pattern in expected:
+            if not (hits := [m for m in found if pattern.match(m)]):
+                problems.append(f"no module matching {pattern.pattern}")
+            elif len(hits) > 1:
+                problems.append(f"{len(hits)} modules match {pattern.pattern}: {', '.join(hits)}")
+        if stray := [m for m in found if not any(p.match(m) for p in expected)]:
+            problems.append(f"unexpected extension module(s): {', '.join(stray)}")
+    return result(name, problems, ", ".join(found))
 
 
 # --- libraries that must come from torch --------------------------------------------------

@@ -19,7 +19,7 @@ import pytest
 import wheelkit as wk
 from packaging.specifiers import SpecifierSet
 
-from pipeline import gate, index, matrix, repair
+from pipeline import gate, index, matrix, pypi_wheel, repair
 from pipeline.archs import ArchList
 from pipeline.gate import checks, native, probe, record
 from pipeline.gate.report import FAIL, PASS, SKIP, WARN, CheckResult, GateReport, render_table
@@ -313,7 +313,12 @@ def test_stable_module_in_classic_wheel_fails(kit: Kit, good_so: Path) -> None:
         wk.package_files(good_so, info),
         requires=["torch==2.14.*"],
     )
-    _fail(run_checks(kit.repaired(raw), CLASSIC), "extensions", "is not the classic build")
+    _fail(
+        run_checks(kit.repaired(raw), CLASSIC),
+        "extensions",
+        f"no module matching ^fusedops/_C\\.cpython-{PY_TAG[2:]}-[^/]+\\.so$; "
+        "unexpected extension module(s): fusedops/_C.abi3.so",
+    )
 
 
 def test_build_info_abi_mismatch_fails(kit: Kit, good_so: Path) -> None:
@@ -462,6 +467,59 @@ def test_pypi_flavor_passes_without_cell(
     # Only the matrix's PyPI variant may drop its label.
     cpu = index.make_pypi_flavor(tmp_path / "cpu", tmp_path / "pypi-cpu", Variant.parse("cpu"))
     _fail(run_checks(cpu), "version", "local version is +None, expected +cpu")
+
+
+def test_multi_variant_pypi_wheel(
+    kit: Kit, good_so: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The one PyPI wheel: one library per family, each checked against its own part.
+    tool = _fake_cuobjdump(tmp_path / "cuobjdump", ELF_LISTING, PTX_LISTING)
+    monkeypatch.setenv("CUOBJDUMP", str(tool))
+    tag = "cp310-abi3-manylinux_2_17_x86_64"  # one tag per part, as the assembly wants
+    cu13 = {"version": "0.1.0+cu130", "cuda": "13.0", "variant": "cu130"}
+    cu13["arch_list"] = ["7.5", "8.0", "12.0+PTX"]  # type: ignore[assignment]
+    parts = [
+        kit.raw("0.1.0+cpu", tag, stable_files(good_so)),
+        kit.raw("0.1.0+cu130", tag, stable_files(good_so, **cu13)),
+    ]
+    wheel = pypi_wheel.assemble(parts, tmp_path / "pypi")
+    report = gate.verify(wheel, log=quiet)
+    assert report.ok, report.table()
+    assert report.get("extensions").message == (
+        "fusedops/_lib/cpu/_C.abi3.so, fusedops/_lib/cu13/_C.abi3.so"
+    )
+    assert report.get("version").message == "0.1.0 (multi-variant)"
+    assert report.get("build-info").message == "parts: cpu, cu13"
+    assert report.get("cuda-archs").message.startswith("SASS sm_75 sm_80 sm_120")
+    assert report.get("no-cuda").status == PASS  # the cpu library
+    # A family's library missing from the assembly:
+    broken = wk.rewrite_wheel(
+        wheel,
+        tmp_path / "broken" / wheel.name,
+        drop=["fusedops/_lib/cu13/_C.abi3.so"],
+        update_record=True,
+    )
+    _fail(
+        run_checks(broken),
+        "extensions",
+        r"no module matching ^fusedops/_lib/cu13/_C\.abi3\.so$",
+    )
+
+
+def test_check_build_info_parts() -> None:
+    cu13 = {**INFO_CPU, "cuda": "13.0", "variant": "cu130", "arch_list": ["8.0"]}
+    info = {"version": "0.1.0", "abi": "stable", "torch": "2.14.1", "git_sha": "x"}
+    parts = {"cpu": {**INFO_CPU, "version": "0.1.0"}, "cu13": {**cu13, "version": "0.1.0"}}
+    assert checks.check_build_info_parts({**info, "variants": parts}, parts).status == PASS
+    bad = {"cpu": {**INFO_CPU, "version": "0.1.0"}, "cu12": {**cu13, "version": "0.1.1"}}
+    res = checks.check_build_info_parts({**info, "abi": "classic", "variants": bad}, bad)
+    assert res.message == (
+        "abi is 'classic': only stable parts are assembled; cu12: holds the cu130 build; "
+        "cu12: version '0.1.1' != '0.1.0'"
+    )
+    assert checks.variant_parts({"variants": {}}) is None and checks.variant_parts(None) is None
+    pub = checks.check_public_version(name("fusedops-0.1.0+cu130-cp310-abi3-linux_x86_64.whl"))
+    assert pub.status == FAIL and "a multi-variant wheel has a public version" in pub.message
 
 
 def test_cuda_wheel_without_cuobjdump_fails(
@@ -1106,7 +1164,13 @@ def test_extension_members() -> None:
     ("names", "cell", "status", "text"),
     [
         (["fusedops/_C.abi3.so"], CPU, PASS, "fusedops/_C.abi3.so"),
-        (["fusedops/_C.cpython-311-x86_64-linux-gnu.so"], CPU, FAIL, "is not the stable build"),
+        (
+            ["fusedops/_C.cpython-311-x86_64-linux-gnu.so"],
+            CPU,
+            FAIL,
+            r"no module matching ^fusedops/_C\.abi3\.so$; unexpected extension module(s): "
+            "fusedops/_C.cpython-311-x86_64-linux-gnu.so",
+        ),
         ([f"fusedops/_C{EXT_SUFFIX}"], CLASSIC, PASS, f"fusedops/_C{EXT_SUFFIX}"),
         (["fusedops/_C.abi3.so", "fusedops/_C_old.abi3.so"], CPU, FAIL, "2 extension modules"),
         (["fusedops/__init__.py"], CPU, FAIL, "no extension module in the wheel"),
@@ -1114,8 +1178,18 @@ def test_extension_members() -> None:
     ],
 )
 def test_check_extensions(names: list[str], cell: object, status: str, text: str) -> None:
-    res = record.check_extensions(names, cell)  # type: ignore[arg-type]
+    res = record.check_extensions(names, [record.extension_pattern(cell)])  # type: ignore[arg-type]
     assert res.status == status and text in res.message, res.message
+
+
+def test_check_extensions_multi_variant() -> None:
+    expected = [record.library_pattern(f) for f in ("cpu", "cu13")]
+    libs = ["fusedops/_lib/cpu/_C.abi3.so", "fusedops/_lib/cu13/_C.abi3.so"]
+    assert record.check_extensions(libs, expected).status == PASS
+    res = record.check_extensions([*libs, "fusedops/_C.abi3.so"], expected)
+    assert res.message == "unexpected extension module(s): fusedops/_C.abi3.so"
+    res = record.check_extensions(libs[:1], expected)
+    assert res.message == r"no module matching ^fusedops/_lib/cu13/_C\.abi3\.so$"
 
 
 def test_read_wheel_and_record_need_one_dist_info(tmp_path: Path) -> None:
