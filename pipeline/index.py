@@ -48,6 +48,7 @@ import hashlib
 import html
 import os
 import re
+import shutil
 import sys
 import tempfile
 import zipfile
@@ -378,7 +379,7 @@ def _copy_if_changed(src: Path, dest: Path, sha256: str) -> bool:
     """Copy ``src`` to ``dest`` unless ``dest`` already has this content; True if copied."""
     if dest.is_file() and sha256_file(dest) == sha256:
         return False
-    _atomic(dest, lambda tmp: tmp.write_bytes(src.read_bytes()))
+    _atomic(dest, lambda tmp: shutil.copyfile(src, tmp))
     return True
 
 

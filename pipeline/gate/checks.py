@@ -104,16 +104,16 @@ def implied_cell(build_info: Mapping[str, Any] | None, wheel: WheelName) -> Cell
             return None
         machine = wheel.platforms[0].split("_", 1)[-1] if wheel.platforms else "unknown"
         machine = re.sub(r"^\d+_\d+_", "", machine)  # manylinux_2_28_x86_64 -> x86_64
+        variant = Variant.parse(str(build_info["variant"]))
         return Cell(
             abi=abi,
-            variant=Variant.parse(str(build_info["variant"])),
+            variant=variant,
             torch=Version(str(build_info["torch"])),
             python=python,
             platform=Platform(f"linux_{machine}", runner="", manylinux_image=""),
             archs=ArchList.parse(list(archs)) if archs else None,
             gcc=None,
-            pypi_default=abi == "stable"
-            and _pypi_variant() == Variant.parse(str(build_info["variant"])),
+            pypi_default=abi == "stable" and variant == _pypi_variant(),
         )
     except (KeyError, ValueError, TypeError, InvalidVersion):
         return None

@@ -197,6 +197,10 @@ def check_fatbin(summaries: Mapping[str, FatbinSummary]) -> CheckResult:
         *(sum(getattr(s, f.name) for s in summaries.values()) for f in fields(FatbinSummary))
     )
     entries = total.elf_entries + total.ptx_entries
+    if not entries and total.stored_bytes:
+        # cuobjdump may still list something, but this is not the container nvcc writes.
+        msg = f"{total.stored_bytes} bytes of .nv_fatbin hold no fatbin container (corrupt?)"
+        return CheckResult("fatbin", FAIL, msg)
     if not entries:
         return CheckResult("fatbin", SKIP, "no device code")
     msg = (

@@ -1089,7 +1089,11 @@ def test_parse_fatbin_and_compression_note() -> None:
     plain = native.parse_fatbin(_fatbin(_fatbin_entry(2, 100, 75, 0x11, 0)))
     res = native.check_fatbin({"_C.abi3.so": plain})
     assert res.status == WARN and "--compress-mode=size" in res.message
-    assert native.parse_fatbin(b"garbage-garbage-garbage") == native.FatbinSummary(stored_bytes=23)
+    garbage = native.parse_fatbin(b"garbage-garbage-garbage")
+    assert garbage == native.FatbinSummary(stored_bytes=23)
+    res = native.check_fatbin({"_C.abi3.so": garbage})
+    assert res.status == FAIL and "23 bytes of .nv_fatbin hold no fatbin container" in res.message
+    assert native.check_fatbin({"_C.abi3.so": native.FatbinSummary()}).status == SKIP
     # A corrupt entry header (size 0) ends the walk instead of looping forever.
     corrupt = _fatbin(struct.pack("<HHIQ", 2, 0, 0, 0) + b"\0" * 48)
     assert native.parse_fatbin(corrupt).elf_entries == 0

@@ -426,3 +426,16 @@ def test_cli_bad_arguments(
 def test_cli_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert mi.main(["--help"]) == 0
     assert capsys.readouterr().out.startswith("usage: pipeline index")
+
+
+def test_interrupted_write_leaves_the_old_file(tmp_path: Path) -> None:
+    dest = tmp_path / "index.html"
+    dest.write_text("old")
+
+    def crash(tmp: Path) -> None:
+        tmp.write_text("half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        mi._atomic(dest, crash)
+    assert dest.read_text() == "old" and sorted(tmp_path.iterdir()) == [dest]
