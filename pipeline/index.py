@@ -57,14 +57,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from . import matrix, rules
 from .cell import PROJECT
-from .gate.cli import OneLineParser
+from .gate.checks import parse_name, torch_requirement
+from .gate.cli import OneLineParser, parse_or_status
+from .gate.report import GateInputError
 from .rules import Variant
 
 
@@ -106,11 +106,10 @@ class IndexResult:
 def route(filename: str) -> tuple[Version, Variant, str]:
     """(version, variant, abi) of a fusedops wheel name, or IndexBuildError saying why not."""
     try:
-        name, version, _, tags = parse_wheel_filename(filename)
-    except InvalidWheelFilename as exc:
-        raise IndexBuildError(f"{filename}: not a wheel filename ({exc})") from None
-    if name != PROJECT:
-        raise IndexBuildError(f"{filename}: a wheel of {name!r}, not {PROJECT}")
+        wheel = parse_name(filename)
+    except GateInputError as exc:
+        raise IndexBuildError(str(exc)) from None
+    version, tags = wheel.version, wheel.tags
     written = filename.split("-")[1]
     if written != str(version) or filename != filename.lower():
         why = "differs only by case from" if written.lower() == str(version) else "is not"
@@ -142,18 +141,8 @@ def route(filename: str) -> tuple[Version, Variant, str]:
 
 
 def _metadata_fields(metadata_text: str | None) -> tuple[SpecifierSet | None, str | None]:
-    if not metadata_text:
-        return None, None
-    meta = email.parser.HeaderParser().parsestr(metadata_text)
-    spec = None
-    for line in meta.get_all("Requires-Dist") or []:
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if canonicalize_name(req.name) == "torch" and req.marker is None:
-            spec = req.specifier
-    return spec, meta.get("Requires-Python")
+    meta = email.parser.HeaderParser().parsestr(metadata_text or "")
+    return torch_requirement(metadata_text), meta.get("Requires-Python")
 
 
 def make_entry(filename: str, sha256: str, metadata_text: str | None = None) -> WheelEntry:
@@ -503,10 +492,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        args = parse_args(argv)
-    except SystemExit as exc:  # usage errors (one line, 2) and --help (0) return a status
-        return exc.code if isinstance(exc.code, int) else int(exc.code is not None) * 2
+    args = parse_or_status(parse_args, argv)
+    if isinstance(args, int):
+        return args
     try:
         if args.out_dir is not None:
             res = build_index(

@@ -50,9 +50,9 @@ def parse_name(filename: str) -> WheelName:
     try:
         name, version, _, tags = parse_wheel_filename(filename)
     except InvalidWheelFilename as exc:
-        raise GateInputError(f"not a wheel filename: {exc}") from None
+        raise GateInputError(f"{filename}: not a wheel filename ({exc})") from None
     if name != PROJECT:
-        raise GateInputError(f"{filename} is a wheel of {name!r}, not {PROJECT}")
+        raise GateInputError(f"{filename}: a wheel of {name!r}, not {PROJECT}")
     return WheelName(filename, version, tags)
 
 

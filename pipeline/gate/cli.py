@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -30,6 +31,16 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def parse_or_status(
+    parse: Callable[[list[str] | None], argparse.Namespace], argv: list[str] | None
+) -> argparse.Namespace | int:
+    """The parsed arguments, or the exit status of a usage error (2) or of --help (0)."""
+    try:
+        return parse(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None) * 2
 
 
 def existing_wheel(path: Path) -> Path:
@@ -74,10 +85,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        args = parse_args(argv)
-    except SystemExit as exc:  # usage errors (one line, 2) and --help (0) return a status
-        return exc.code if isinstance(exc.code, int) else int(exc.code is not None) * 2
+    args = parse_or_status(parse_args, argv)
+    if isinstance(args, int):
+        return args
     from . import verify  # the package imports this module first
 
     try:
