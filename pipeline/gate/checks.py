@@ -312,10 +312,13 @@ def check_build_info(
         problems += [
             f"{k} is {_show(got[k])}, cell says {_show(want[k])}" for k in want if got[k] != want[k]
         ]
+        # Any patch release the cell's wheel serves will do (a cell built_with another one).
         try:
             torch = Version(str(build_info.get("torch")))
-            if torch.release[: len(cell.torch.release)] != cell.torch.release:
-                problems.append(f"built against torch {torch}, cell says {cell.torch}")
+            if not SpecifierSet(cell.torch_requirement).contains(torch.public, prereleases=True):
+                problems.append(
+                    f"built against torch {torch}, outside the cell's torch{cell.torch_requirement}"
+                )
         except InvalidVersion:
             problems.append(f"torch {build_info.get('torch')!r} is not PEP 440")
     summary = (

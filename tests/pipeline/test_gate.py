@@ -920,7 +920,12 @@ def test_check_requirements_passes() -> None:
             None,
             "arch_list: arch 'sm_80'",
         ),
-        ({"torch": "2.13.0"}, CPU, "built against torch 2.13.0, cell says 2.14.1"),
+        ({"torch": "2.9.1"}, CPU, "built against torch 2.9.1, outside the cell's torch>=2.10"),
+        (
+            {"torch": "2.13.0"},
+            CLASSIC,
+            "built against torch 2.13.0, outside the cell's torch==2.14.*",
+        ),
         ({"torch": "two"}, CPU, "torch 'two' is not PEP 440"),
         ({}, CU130, "variant is 'cpu', cell says 'cu130'"),
         (
@@ -948,6 +953,9 @@ def test_check_build_info_missing_keys_and_pass() -> None:
         "torch": "2.14.1+cu130",
     }
     assert checks.check_build_info(cu, None, CU130).status == PASS
+    # Another patch release of the torch the classic cell serves is fine.
+    classic = {**INFO_CPU, "abi": "classic", "torch": "2.14.0"}
+    assert checks.check_build_info(classic, None, CLASSIC).status == PASS
 
 
 def test_parse_build_info_never_executes() -> None:
