@@ -180,8 +180,9 @@ def find_links_pages(
     minors = set(torch_minors)
     for e in entries:  # classic pins add their own minor
         for spec in e.torch_spec:
-            if spec.operator == "==" and (m := re.match(r"(\d+\.\d+)", spec.version)):
-                minors.add(m.group(1))
+            if spec.operator == "==":  # '==2.9.*' pins minor 2.9
+                major, minor = (*Version(spec.version.removesuffix(".*")).release, 0)[:2]
+                minors.add(f"{major}.{minor}")
     pages: dict[str, list[WheelEntry]] = {}
     for group in group_by_variant(entries).values():
         for minor in sorted(minors, key=Version):
