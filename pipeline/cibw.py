@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report = gate.verify(args.wheel, cell=cell, smoke_python=Path(sys.executable))
             print(report.table())
             return 0 if report.ok else 1
-    except (ToolchainError, LookupError, matrix.MatrixError) as err:
+    except (ToolchainError, LookupError, matrix.MatrixError, gate.GateInputError) as err:
         print(f"pipeline cibw {args.step}: error: {err}", file=sys.stderr)
         return 2
     return 0

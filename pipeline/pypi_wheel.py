@@ -79,13 +79,11 @@ def read_part(path: Path) -> Part:
         name, version, _, tags = parse_wheel_filename(path.name)
     except InvalidWheelFilename as err:
         raise AssemblyError(f"{path.name}: not a wheel filename ({err})") from None
-    tag = next(iter(tags))
-    if name != PROJECT or tag.abi != "abi3" or not version.local:
+    if name != PROJECT or {t.abi for t in tags} != {"abi3"} or not version.local:
         raise AssemblyError(
             f"{path.name}: a part must be a stable-ABI (abi3) fusedops wheel with a +variant version"
         )
-    if not _POLICY.match(tag.platform):
-        raise AssemblyError(f"{path.name}: not a repaired manylinux wheel ({tag.platform})")
+    platform = most_compatible({t.platform for t in tags}, path.name)
     with zipfile.ZipFile(path) as zf:
         members = {i.filename: zf.read(i) for i in zf.infolist() if not i.is_dir()}
     info = _build_info(
@@ -96,7 +94,29 @@ def read_part(path: Path) -> Part:
         raise AssemblyError(
             f"{path.name}: BUILD_INFO variant {variant} does not match the version +{version.local}"
         )
-    return Part(path, variant.family, version.public, tag.platform, members, info)
+    return Part(path, variant.family, version.public, platform, members, info)
+
+
+# The legacy aliases auditwheel adds to compressed tag sets, as glibc versions.
+_LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+
+
+def _glibc(platform: str) -> tuple[int, int, str] | None:
+    if m := _POLICY.match(platform):
+        return int(m.group(1)), int(m.group(2)), m.group(3)
+    legacy, _, machine = platform.partition("_")
+    return (*_LEGACY[legacy], machine) if legacy in _LEGACY and machine else None
+
+
+def most_compatible(platforms: set[str], where: str) -> str:
+    """The oldest-glibc manylinux tag of a (compressed) tag set: what the part promises."""
+    known = sorted((g, p) for p in platforms if (g := _glibc(p)) is not None)
+    if not known:
+        raise AssemblyError(
+            f"{where}: not a repaired manylinux wheel ({', '.join(sorted(platforms))})"
+        )
+    major, minor, machine = known[0][0]
+    return f"manylinux_{major}_{minor}_{machine}"
 
 
 def _record_line(name: str, data: bytes) -> list[str]:
