@@ -44,6 +44,7 @@ def test_parts_become_one_public_wheel_with_a_library_per_family(tmp_path: Path)
         tmp_path / "out",
     )
     name, version, _, tags = parse_wheel_filename(out.name)
+    assert name == "fusedops"
     assert (str(version), {str(t) for t in tags}) == ("0.1.0", {f"cp310-abi3-{PLAT}"})
     with zipfile.ZipFile(out) as zf:
         names = set(zf.namelist())
