@@ -27,6 +27,8 @@
 // The weight gradient sums over rows: each block writes one partial row, and
 // a second kernel adds the partials in a fixed order (deterministic).
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -499,17 +501,174 @@ bool launch_fwd_staged(T* out, T* residual_out, const T* x, const T* residual, c
   return true;
 }
 
+// ---- v7 forward: single pass, every load issued up front -------------------
+// One block per row. Thread t owns the row's 16-byte vectors t, t + T, ...,
+// t + (C-1)T and issues all of its loads (x, the residual, and the weight)
+// before it uses any, so a row costs one memory round trip: load, reduce,
+// store. v5 and v6 paid two (the weight, or the whole row, was read again
+// after the reduction), which is what made them ~1 us slower than Liger's
+// Triton kernel at 1-128 rows. The vectors stay packed in their dtype between
+// the reduction and the output, so a thread holds C * 16 bytes per input (C
+// <= 4: at most 64 bytes of x and 64 of weight), few enough registers for
+// full or near-full occupancy at every row length it takes (nvec <= 4096,
+// i.e. bf16/fp16 hidden <= 32768, fp32 <= 16384).
+constexpr int kSinglePassMaxThreads = 1024;
+constexpr int kSinglePassMaxC = 4;
+
+// Block sum with one barrier: partial sums alternate between two scratch rows
+// (`parity`), so a row's writes never meet the previous row's reads (those
+// finished before every thread reached the barrier in between).
+template <typename A>
+__device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int parity) {
+  v = warp_sum(v);
+  const int num_warps = static_cast<int>(blockDim.x) >> 5;  // blockDim.x % 32 == 0
+  if (num_warps == 1) return v;
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
+  __syncthreads();
+  return warp_sum(lane < num_warps ? scratch[parity][lane] : A(0));
+}
+
+// Hides a vector's value from the optimiser. Called after the reduction, it
+// makes the compiler keep the packed 16 bytes in registers and convert them
+// again for the output, instead of keeping the (for bf16 twice as large)
+// converted floats alive across the reduction: without it the bf16 kernel
+// with 4 vectors per thread hit the 64-register cap of a 1024-thread block
+// and spilled.
+template <typename VecT>
+__device__ __forceinline__ void keep_packed(VecT& v) {
+  static_assert(sizeof(VecT) == 16, "16-byte vectors only");
+  uint4& u = reinterpret_cast<uint4&>(v);
+  asm volatile("" : "+r"(u.x), "+r"(u.y), "+r"(u.z), "+r"(u.w));
+}
+
+template <typename T, int C, bool kAdd>
+__global__ void __launch_bounds__(kSinglePassMaxThreads)
+    rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
+                                    const T* __restrict__ x, const T* __restrict__ residual,
+                                    const T* __restrict__ weight, int64_t rows, int hidden,
+                                    typename Acc<T>::type eps) {
+  using A = typename Acc<T>::type;
+  constexpr int V = kVec16<T>;
+  using VecT = Vec<T, V>;
+  __shared__ A scratch[2][32];
+  const int nvec = hidden / V;
+  const VecT* w = reinterpret_cast<const VecT*>(weight);
+  int parity = 0;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
+    const int64_t offset = row * hidden;
+    const VecT* xr = reinterpret_cast<const VecT*>(x + offset);
+    VecT xv[C], rv[C], wv[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        xv[c] = xr[i];
+        if constexpr (kAdd) rv[c] = reinterpret_cast<const VecT*>(residual + offset)[i];
+        wv[c] = w[i];
+      }
+    }
+    A sum_sq = 0;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        if constexpr (kAdd) {
+          // residual_out is rounded to the dtype, and the norm is of that value.
+#pragma unroll
+          for (int k = 0; k < V; ++k)
+            xv[c].v[k] = Cast<T>::from(to_acc<A>(xv[c].v[k]) + to_acc<A>(rv[c].v[k]));
+          reinterpret_cast<VecT*>(residual_out + offset)[i] = xv[c];
+          keep_packed(xv[c]);  // the rounded sum, re-read as stored
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const A f = to_acc<A>(xv[c].v[k]);
+          sum_sq += f * f;
+        }
+      }
+    }
+    sum_sq = block_sum_one_barrier(sum_sq, scratch, parity);
+    const A rstd = A(1) / sqrt(sum_sq / static_cast<A>(hidden) + eps);
+    VecT* outr = reinterpret_cast<VecT*>(out + offset);
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        keep_packed(xv[c]);
+        keep_packed(wv[c]);
+        VecT o;
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+          o.v[k] = Cast<T>::from(to_acc<A>(xv[c].v[k]) * rstd * to_acc<A>(wv[c].v[k]));
+        outr[i] = o;
+      }
+    }
+  }
+}
+
+// Vectors per thread for the single-pass kernel: prefer_c, doubled while the
+// row needs more than 1024 threads. The fused add holds a third input, and at
+// 4 vectors per thread it spilled (bf16, double): it stops at 2, and longer
+// rows take the two-pass kernel.
+int single_pass_c(int64_t nvec, int prefer_c) {
+  int c = prefer_c;
+  while (c < kSinglePassMaxC && nvec > int64_t{c} * kSinglePassMaxThreads) c *= 2;
+  return c;
+}
+
+bool single_pass_fits(int64_t nvec, bool add) {
+  return nvec <= (add ? 2 : kSinglePassMaxC) * int64_t{kSinglePassMaxThreads};
+}
+
+template <typename T>
+void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residual,
+                            const T* weight, int64_t rows, int64_t hidden, double eps, int prefer_c,
+                            cudaStream_t stream) {
+  using A = typename Acc<T>::type;
+  const int64_t nvec = hidden / kVec16<T>;
+  const int c = single_pass_c(nvec, prefer_c);
+  const int threads = static_cast<int>(std::max<int64_t>(32, ((nvec + c - 1) / c + 31) / 32 * 32));
+  const unsigned grid = static_cast<unsigned>(row_grid(rows));
+  const int h = static_cast<int>(hidden);
+  const A e = static_cast<A>(eps);
+  auto go = [&](auto kernel) {
+    kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, h, e);
+  };
+  if (residual != nullptr) {
+    return c == 1 ? go(rms_norm_fwd_single_pass_kernel<T, 1, true>)
+                  : go(rms_norm_fwd_single_pass_kernel<T, 2, true>);
+  }
+  switch (c) {
+    case 1:
+      return go(rms_norm_fwd_single_pass_kernel<T, 1, false>);
+    case 2:
+      return go(rms_norm_fwd_single_pass_kernel<T, 2, false>);
+    default:
+      return go(rms_norm_fwd_single_pass_kernel<T, 4, false>);
+  }
+}
+
 template <typename T>
 void launch_fwd(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
                 int64_t rows, int64_t hidden, double eps, cudaStream_t stream) {
   constexpr int V = kVec16<T>;
   const bool vectorised = hidden % V == 0 && aligned16(out) && aligned16(x) && aligned16(weight) &&
                           (residual == nullptr || (aligned16(residual) && aligned16(residual_out)));
-  // Measured on an H200 (benchmarks/NOTES.md, v6): the two-pass kernel wins for
-  // the fused add at every size and for plain rms_norm from 1024 vectors per
-  // row (bf16 hidden >= 8192); below that the staged kernel is faster.
-  const bool two_pass = residual != nullptr || hidden / V >= kTwoPassMinVecs;
-  if (vectorised && two_pass) {
+  const int64_t nvec = hidden / V;
+  // TEMPORARY benchmark knob (removed once the choice is measured):
+  // FUSEDOPS_BENCH_FWD = v6 (the old choice) | staged | two_pass | single1/2/4.
+  static const std::string choice = [] {
+    const char* v = std::getenv("FUSEDOPS_BENCH_FWD");
+    return std::string(v != nullptr ? v : "single2");
+  }();
+  if (vectorised && choice.rfind("single", 0) == 0 && single_pass_fits(nvec, residual != nullptr)) {
+    launch_fwd_single_pass<T>(out, residual_out, x, residual, weight, rows, hidden, eps,
+                              choice.back() - '0', stream);
+  } else if (vectorised && choice == "staged" &&
+             launch_fwd_staged<T>(out, residual_out, x, residual, weight, rows, hidden, eps,
+                                  stream)) {
+  } else if (vectorised && (choice != "v6" || residual != nullptr || nvec >= kTwoPassMinVecs)) {
     launch_fwd_two_pass<T, V>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
   } else if (vectorised && launch_fwd_staged<T>(out, residual_out, x, residual, weight, rows,
                                                 hidden, eps, stream)) {
