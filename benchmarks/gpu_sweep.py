@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import math
 import os
 import subprocess
 import sys
