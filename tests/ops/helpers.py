@@ -26,7 +26,7 @@ GRAD_TOL = {
     torch.float64: dict(rtol=1e-10, atol=1e-10),
 }
 
-# ||actual - expected|| / ||expected|| bounds for reductions (METHOD.md).
+# ||actual - expected|| / ||expected|| bounds for reductions.
 REL_ERR = {torch.float32: 1e-5, torch.float16: 5e-3, torch.bfloat16: 2e-2, torch.float64: 1e-12}
 
 

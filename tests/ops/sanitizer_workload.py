@@ -1,7 +1,8 @@
 """Runs every op and backward once on small CUDA inputs of awkward sizes.
 
 Run by scripts/gpu_test.py under `compute-sanitizer` (memcheck, racecheck): it exercises the
-vectorised, scalar (misaligned) and long-row fallback paths of each kernel.
+vectorised, scalar (misaligned) and long-row fallback paths of each kernel; 12288 is the
+fp32 forward at 4 vectors per thread (the fused add's weight loaded late).
 
 The misaligned inputs are contiguous views that start one element into their
 storage: contiguous, so the op makes no aligned copy of them, and off a 16-byte
@@ -37,7 +38,15 @@ def reaches_kernel_misaligned(x: torch.Tensor, call) -> None:
 def main() -> None:
     checked = 0
     for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
-        for rows, hidden in ((1, 1), (3, 7), (5, 64), (2, 4096), (3, 40000), (1, 65536)):
+        for rows, hidden in (
+            (1, 1),
+            (3, 7),
+            (5, 64),
+            (2, 4096),
+            (2, 12288),
+            (3, 40000),
+            (1, 65536),
+        ):
             x = torch.randn(rows, hidden, dtype=dtype, device="cuda", requires_grad=True)
             r = torch.randn_like(x, requires_grad=True)
             w = torch.randn(hidden, dtype=dtype, device="cuda", requires_grad=True)

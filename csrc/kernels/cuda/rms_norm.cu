@@ -1,28 +1,32 @@
 // RMSNorm, fused residual-add + RMSNorm and their backward on CUDA.
 //
-// Three designs live here (benchmarks/NOTES.md has the history and numbers);
-// launch_fwd picks the forward by measured speed:
+// The designs that live here (benchmarks/NOTES.md has the history and
+// numbers); launch_fwd and plan_bwd pick by measured speed:
 //
-// v6, "two-pass" (forward of the fused add, rows of >= 1024 vectors, and rows
-// too long for registers): one block per row, nothing held across the
-// reduction, the second pass re-reads the row from L2; ~30 registers, so an SM
-// runs 2048 threads and occupancy covers the memory latency.
+// v7, "single-pass" (the forward of both ops for 16-byte aligned rows of up
+// to 4096 vectors: bf16/fp16 hidden <= 32768 (16384 for the fused add), fp32
+// <= 16384): one block per row, every thread issues all its loads, the
+// weight's too, before the reduction, so a row costs one memory round trip.
 //
-// v5, "staged" (sm_80+, 16-byte aligned rows that fit in shared memory): a
-// persistent grid; each block walks its rows (blockIdx.x, + gridDim.x, ...)
-// through a ring of 2-4 shared-memory stages filled by cp.async, so the next
-// rows are in flight while the current one is reduced and written. Bytes in
-// flight are bounded by shared memory (~227 KB per SM) instead of registers.
-// Thread t copies and later reads the same 16-byte slots t, t + T, ... of every
-// row, so a thread only ever reads shared memory it copied itself: waiting for
-// its own cp.async groups is enough, no barrier is needed for the data (the
-// block reduction's barriers are the only ones). The weight is re-read
-// through L1 (x bypasses L1 with cp.async.cg, so L1 keeps the weight).
+// v6, "two-pass" (forward rows too long for v7): one block per row, nothing
+// held across the reduction, the second pass re-reads the row from L2; ~30
+// registers, so an SM runs 2048 threads and occupancy covers the latency.
 //
-// v4, "register" (everything else: sm_75, unaligned or odd hidden, rows too
-// long to stage): thread t owns the row's 16-byte vectors t, t + T, ...,
-// (C-1)T, keeps the row in registers between the reduction and the output,
-// and the backward keeps its weight-gradient partial sums in registers.
+// v5, "staged" (backward, sm_80+, 16-byte aligned rows that fit in shared
+// memory): a persistent grid; each block walks its rows (blockIdx.x,
+// + gridDim.x, ...) through a ring of 2-4 shared-memory stages filled by
+// cp.async, so the next rows are in flight while the current one is reduced.
+// Bytes in flight are bounded by shared memory (~227 KB per SM) instead of
+// registers. Thread t copies and later reads the same 16-byte slots t, t + T,
+// ... of every row, so a thread only ever reads shared memory it copied
+// itself: waiting for its own cp.async groups is enough, no barrier is needed
+// for the data (the block reduction's barriers are the only ones).
+//
+// v4, "register" (everything else: unaligned or odd hidden; the backward on
+// sm_75 and for rows too long to stage): thread t owns the row's 16-byte
+// vectors t, t + T, ..., (C-1)T, keeps the row in registers between the
+// reduction and the output, and the backward keeps its weight-gradient
+// partial sums in registers.
 //
 // The weight gradient sums over rows: each block writes one partial row, and
 // a second kernel adds the partials in a fixed order (deterministic).
@@ -342,7 +346,6 @@ __global__ void __launch_bounds__(512)
 // One vector per thread per step keeps the kernel at ~30 registers (full
 // occupancy); unrolling 4 took ~100 registers and was slower (NOTES.md v6).
 constexpr int kTwoPassUnroll = 1;
-constexpr int64_t kTwoPassMinVecs = 1024;
 
 template <typename T, int V>
 void launch_fwd_two_pass(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
@@ -355,93 +358,6 @@ void launch_fwd_two_pass(T* out, T* residual_out, const T* x, const T* residual,
   rms_norm_fwd_two_pass_kernel<T, V, kTwoPassUnroll>
       <<<static_cast<unsigned>(row_grid(rows)), threads, 0, stream>>>(
           out, residual_out, x, residual, weight, rows, hidden, static_cast<A>(eps));
-}
-
-// v5 forward: rows staged in shared memory by cp.async (see the top of the
-// file). Stage layout: x's nvec vectors, then residual's when `residual` is
-// given. Row k of this block (row blockIdx.x + k * gridDim.x) goes to stage
-// k % stages; stages - 1 rows are requested before the first is used.
-template <typename T>
-__global__ void __launch_bounds__(kStagedMaxThreads)
-    rms_norm_fwd_staged_kernel(T* __restrict__ out, T* __restrict__ residual_out,
-                               const T* __restrict__ x, const T* __restrict__ residual,
-                               const T* __restrict__ weight, int64_t rows, int hidden, int stages,
-                               typename Acc<T>::type eps) {
-  using A = typename Acc<T>::type;
-  constexpr int V = kVec16<T>;
-  using VecT = Vec<T, V>;
-  extern __shared__ uint4 staged_smem[];
-  __shared__ A scratch[32];
-  const bool add = residual != nullptr;
-  const int nvec = hidden / V;
-  const int stage_vecs = add ? 2 * nvec : nvec;
-  VecT* const smem = reinterpret_cast<VecT*>(staged_smem);
-  const VecT* w = reinterpret_cast<const VecT*>(weight);
-  const int64_t my_rows = (rows - blockIdx.x + gridDim.x - 1) / gridDim.x;  // grid <= rows
-
-  // Requests row k into stage `buf`, then closes a commit group. Past the
-  // last row the group is empty: one group per row keeps the wait count fixed.
-  auto request = [&](int64_t k, int buf) {
-    if (k < my_rows) {
-      const int64_t offset = (blockIdx.x + k * gridDim.x) * hidden;
-      const VecT* xg = reinterpret_cast<const VecT*>(x + offset);
-      const VecT* rg = add ? reinterpret_cast<const VecT*>(residual + offset) : nullptr;
-      VecT* st = smem + buf * stage_vecs;
-      for (int i = threadIdx.x; i < nvec; i += blockDim.x) {
-        cp_async16(st + i, xg + i);
-        if (add) cp_async16(st + nvec + i, rg + i);
-      }
-    }
-    cp_async_commit();
-  };
-
-  for (int k = 0; k < stages - 1; ++k) request(k, k);
-  int buf = 0;                // stage of row k
-  int next_buf = stages - 1;  // stage of row k + stages - 1
-  for (int64_t k = 0; k < my_rows; ++k) {
-    cp_async_wait(stages - 2);  // row k's group (this thread's copies) has landed
-    const int64_t offset = (blockIdx.x + k * gridDim.x) * hidden;
-    VecT* st = smem + buf * stage_vecs;
-    A sum_sq = 0;
-    // Unrolled so the shared-memory loads (and below, the weight loads) of
-    // several vectors are issued before the first is used.
-#pragma unroll 4
-    for (int i = threadIdx.x; i < nvec; i += blockDim.x) {
-      VecT v = st[i];
-      if (add) {
-        // residual_out is rounded to the dtype, and the norm is of that value.
-        const VecT r = st[nvec + i];
-#pragma unroll
-        for (int j = 0; j < V; ++j) v.v[j] = Cast<T>::from(to_acc<A>(v.v[j]) + to_acc<A>(r.v[j]));
-        st[i] = v;  // the output pass below normalises the rounded sum
-        reinterpret_cast<VecT*>(residual_out + offset)[i] = v;
-      }
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const A f = to_acc<A>(v.v[j]);
-        sum_sq += f * f;
-      }
-    }
-    sum_sq = block_sum(sum_sq, scratch);
-    // Refill the stage row k - 1 used. Its last reads came before the
-    // barriers in block_sum, so nothing in the block still reads it.
-    request(k + stages - 1, next_buf);
-    const A rstd = A(1) / sqrt(sum_sq / static_cast<A>(hidden) + eps);
-    VecT* outr = reinterpret_cast<VecT*>(out + offset);
-#pragma unroll 4
-    for (int i = threadIdx.x; i < nvec; i += blockDim.x) {
-      const VecT v = st[i];
-      const VecT wv = w[i];
-      VecT o;
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        o.v[j] = Cast<T>::from(to_acc<A>(v.v[j]) * rstd * to_acc<A>(wv.v[j]));
-      }
-      outr[i] = o;
-    }
-    buf = buf + 1 == stages ? 0 : buf + 1;
-    next_buf = next_buf + 1 == stages ? 0 : next_buf + 1;
-  }
 }
 
 template <typename T, int V>
@@ -468,35 +384,182 @@ void launch_fwd_v(T* out, T* residual_out, const T* x, const T* residual, const 
   }
 }
 
-// Forward threads per block for the staged kernel: about four 16-byte
-// copies per thread per row, 64 to 256 threads. Registers no longer bound
-// what is in flight, so the block size only needs enough warps for the
-// reduction and output pass; smaller blocks also pack finer into shared memory.
-int fwd_staged_threads(int64_t nvec) {
-  const int64_t want = ((nvec + 3) / 4 + 31) / 32 * 32;
-  return static_cast<int>(std::min<int64_t>(256, std::max<int64_t>(64, want)));
+// ---- v7 forward: single pass, every load issued up front -------------------
+// One block per row. Thread t owns the row's 16-byte vectors t, t + T, ...,
+// t + (C-1)T and issues all of its loads (x, the residual, and the weight)
+// before it uses any, so a row costs one memory round trip: load, reduce,
+// store. v5 and v6 paid two (the weight, or the whole row, was read again
+// after the reduction), which made them ~1 us slower than Liger's Triton
+// kernel at 1-128 rows (benchmarks/NOTES.md, v7). The vectors stay packed in
+// their dtype across the reduction (keep_packed), so a thread holds C * 16
+// bytes per input: 32 registers for bf16 with C = 2, full occupancy.
+constexpr int kSinglePassMaxThreads = 1024;
+// Vectors per thread: 2 (C = 1 and 4 measured slower at most shapes), but 1
+// for rows of at most 256 vectors (bf16 hidden 2048: 3-4% faster at 1-128
+// rows, equal at larger batches; NOTES.md v7).
+constexpr int kSinglePassPreferC = 2;
+constexpr int64_t kSinglePassOneVecMax = 256;
+
+// Block sum with one barrier: partial sums alternate between two scratch rows
+// (`parity`), so a row's writes never meet the previous row's reads (those
+// finished before every thread reached the barrier in between).
+template <typename A>
+__device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int parity) {
+  v = warp_sum(v);
+  const int num_warps = static_cast<int>(blockDim.x) >> 5;  // blockDim.x % 32 == 0
+  if (num_warps == 1) return v;
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
+  __syncthreads();
+  return warp_sum(lane < num_warps ? scratch[parity][lane] : A(0));
 }
 
-// Launches the v5 forward if the row can be staged; false: use v4.
+// Hides a vector's value from the optimiser. Called after the reduction, it
+// makes the compiler keep the packed 16 bytes in registers and convert them
+// again for the output, instead of keeping the (for bf16 twice as large)
+// converted floats alive across the reduction: without it the bf16 kernel
+// with 4 vectors per thread hit the 64-register cap of a 1024-thread block
+// and spilled, and with 2 it took 52 registers instead of 32.
+template <typename VecT>
+__device__ __forceinline__ void keep_packed(VecT& v) {
+  static_assert(sizeof(VecT) == 16, "16-byte vectors only");
+  uint4& u = reinterpret_cast<uint4&>(v);
+  asm volatile("" : "+r"(u.x), "+r"(u.y), "+r"(u.z), "+r"(u.w));
+}
+
+// 1 / sqrt(mean + eps). float: the hardware reciprocal square root (2 ulp, as
+// Triton's and torch.compile's kernels use) instead of a correctly rounded
+// sqrt and division, which sit on the latency path of every row.
+__device__ __forceinline__ float inv_rms(float sum_sq, int hidden, float eps) {
+  return rsqrtf(sum_sq / static_cast<float>(hidden) + eps);
+}
+__device__ __forceinline__ double inv_rms(double sum_sq, int hidden, double eps) {
+  return 1.0 / sqrt(sum_sq / static_cast<double>(hidden) + eps);
+}
+
+// The grid is min(rows, 2^30) blocks, so every block has a first row: the
+// loop tests the bound only after it, and the first loads do not wait for it.
+template <typename T, int C, bool kAdd>
+__global__ void __launch_bounds__(kSinglePassMaxThreads)
+    rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
+                                    const T* __restrict__ x, const T* __restrict__ residual,
+                                    const T* __restrict__ weight, int64_t rows, int hidden,
+                                    typename Acc<T>::type eps) {
+  using A = typename Acc<T>::type;
+  constexpr int V = kVec16<T>;
+  using VecT = Vec<T, V>;
+  // The fused add at 4 vectors per thread (fp32 rows of 8K-16K) holds three
+  // inputs: its weight is loaded after the reduction, which keeps it under
+  // the 64 registers of a 1024-thread block (it spilled on sm_120 otherwise).
+  constexpr bool kEarlyWeight = !(kAdd && C == 4);
+  __shared__ A scratch[2][32];
+  const int nvec = hidden / V;
+  const VecT* w = reinterpret_cast<const VecT*>(weight);
+  int parity = 0;
+  int64_t row = blockIdx.x;
+  do {
+    const int64_t offset = row * hidden;
+    const VecT* xr = reinterpret_cast<const VecT*>(x + offset);
+    VecT xv[C], rv[C], wv[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        xv[c] = xr[i];
+        if constexpr (kAdd) rv[c] = reinterpret_cast<const VecT*>(residual + offset)[i];
+        if constexpr (kEarlyWeight) wv[c] = w[i];
+      }
+    }
+    A sum_sq = 0;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        if constexpr (kAdd) {
+          // residual_out is rounded to the dtype, and the norm is of that value.
+#pragma unroll
+          for (int k = 0; k < V; ++k)
+            xv[c].v[k] = Cast<T>::from(to_acc<A>(xv[c].v[k]) + to_acc<A>(rv[c].v[k]));
+          reinterpret_cast<VecT*>(residual_out + offset)[i] = xv[c];
+          keep_packed(xv[c]);  // the rounded sum, re-read as stored
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const A f = to_acc<A>(xv[c].v[k]);
+          sum_sq += f * f;
+        }
+      }
+    }
+    sum_sq = block_sum_one_barrier(sum_sq, scratch, parity);
+    const A rstd = inv_rms(sum_sq, hidden, eps);
+    VecT* outr = reinterpret_cast<VecT*>(out + offset);
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        keep_packed(xv[c]);
+        if constexpr (kEarlyWeight) {
+          keep_packed(wv[c]);
+        } else {
+          wv[c] = w[i];
+        }
+        VecT o;
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+          o.v[k] = Cast<T>::from(to_acc<A>(xv[c].v[k]) * rstd * to_acc<A>(wv[c].v[k]));
+        outr[i] = o;
+      }
+    }
+    row += gridDim.x;
+    parity ^= 1;
+  } while (row < rows);
+}
+
+// Most vectors per thread the single-pass kernel takes without spilling
+// (ptxas, sm_75 to sm_120): 4, but 2 for the fused add of 2- and 8-byte types
+// (its third input made bf16 and double spill at 4 even with the late
+// weight). Longer rows take the two-pass kernel.
 template <typename T>
-bool launch_fwd_staged(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
-                       int64_t rows, int64_t hidden, double eps, cudaStream_t stream) {
+constexpr int single_pass_max_c(bool add) {
+  return add && sizeof(T) != 4 ? 2 : 4;
+}
+
+template <typename T>
+bool single_pass_fits(int64_t nvec, bool add) {
+  return nvec <= int64_t{single_pass_max_c<T>(add)} * kSinglePassMaxThreads;
+}
+
+// 1 or kSinglePassPreferC vectors per thread, doubled while the row would
+// need more than 1024 threads; the caller checked single_pass_fits.
+template <typename T>
+void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
+                            int64_t rows, int64_t hidden, double eps, cudaStream_t stream) {
   using A = typename Acc<T>::type;
   const int64_t nvec = hidden / kVec16<T>;
-  const int64_t stage_bytes = nvec * 16 * (residual != nullptr ? 2 : 1);
-  const void* kernel = reinterpret_cast<const void*>(rms_norm_fwd_staged_kernel<T>);
-  const int device = current_device();
-  const int threads = fwd_staged_threads(nvec);
-  const StagedPlan plan = plan_staged(kernel, threads, stage_bytes, device);
-  if (plan.threads == 0) return false;
-  const int64_t resident =
-      static_cast<int64_t>(device_limits(device).sm_count) * plan.blocks_per_sm;
-  const int64_t grid = std::min(rows, resident);
-  rms_norm_fwd_staged_kernel<T>
-      <<<static_cast<unsigned>(grid), plan.threads, static_cast<size_t>(plan.smem_bytes), stream>>>(
-          out, residual_out, x, residual, weight, rows, static_cast<int>(hidden), plan.stages,
-          static_cast<A>(eps));
-  return true;
+  int c = nvec <= kSinglePassOneVecMax ? 1 : kSinglePassPreferC;
+  while (nvec > int64_t{c} * kSinglePassMaxThreads) c *= 2;
+  const int threads = static_cast<int>(std::max<int64_t>(32, ((nvec + c - 1) / c + 31) / 32 * 32));
+  const unsigned grid = static_cast<unsigned>(row_grid(rows));
+  const int h = static_cast<int>(hidden);
+  const A e = static_cast<A>(eps);
+  auto go = [&](auto kernel) {
+    kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, h, e);
+  };
+  if (residual != nullptr) {
+    if (c == 1) return go(rms_norm_fwd_single_pass_kernel<T, 1, true>);
+    if constexpr (single_pass_max_c<T>(true) == 4) {
+      if (c == 4) return go(rms_norm_fwd_single_pass_kernel<T, 4, true>);
+    }
+    return go(rms_norm_fwd_single_pass_kernel<T, 2, true>);  // c == 2: single_pass_fits
+  }
+  switch (c) {
+    case 1:
+      return go(rms_norm_fwd_single_pass_kernel<T, 1, false>);
+    case 2:
+      return go(rms_norm_fwd_single_pass_kernel<T, 2, false>);
+    default:
+      return go(rms_norm_fwd_single_pass_kernel<T, 4, false>);
+  }
 }
 
 template <typename T>
@@ -505,17 +568,13 @@ void launch_fwd(T* out, T* residual_out, const T* x, const T* residual, const T*
   constexpr int V = kVec16<T>;
   const bool vectorised = hidden % V == 0 && aligned16(out) && aligned16(x) && aligned16(weight) &&
                           (residual == nullptr || (aligned16(residual) && aligned16(residual_out)));
-  // Measured on an H200 (benchmarks/NOTES.md, v6): the two-pass kernel wins for
-  // the fused add at every size and for plain rms_norm from 1024 vectors per
-  // row (bf16 hidden >= 8192); below that the staged kernel is faster.
-  const bool two_pass = residual != nullptr || hidden / V >= kTwoPassMinVecs;
-  if (vectorised && two_pass) {
-    launch_fwd_two_pass<T, V>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
-  } else if (vectorised && launch_fwd_staged<T>(out, residual_out, x, residual, weight, rows,
-                                                hidden, eps, stream)) {
-    // v5
+  // Measured on an H100 (benchmarks/NOTES.md, v7): the single-pass kernel is
+  // as fast as or faster than v5 and v6 at every shape it takes; v6's
+  // two-pass kernel is kept for rows too long for it.
+  if (vectorised && single_pass_fits<T>(hidden / V, residual != nullptr)) {
+    launch_fwd_single_pass<T>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
   } else if (vectorised) {
-    launch_fwd_v<T, V>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
+    launch_fwd_two_pass<T, V>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
   } else {
     launch_fwd_v<T, 1>(out, residual_out, x, residual, weight, rows, hidden, eps, stream);
   }

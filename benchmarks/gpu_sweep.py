@@ -1,0 +1,217 @@
+"""GPU forward sweep: kernel time per call in a CUDA graph, rms_norm and fused_add_rms_norm.
+
+    python benchmarks/gpu_sweep.py --csv OUT.csv [--dtypes bfloat16,float16,float32]
+        [--impls fusedops,compile,liger,copy] [--label NAME] [--quick]
+
+For every dtype, rows in 1 ... 65536 and hidden in 2048 ... 16384, each
+implementation is captured into a CUDA graph (up to 64 calls on the same
+inputs, as many as move about 512 MB), the graph is replayed and timed with
+CUDA events (median of `triton.testing.do_bench`), and the time per call is
+written as one CSV row. Inputs that fit in L2 (up to ~1024 x 4096 bf16) are
+read from L2 after the first call, as in a model where the previous kernel
+has just written them; every implementation, and the copy, is timed the same
+way. TB/s counts the fewest bytes that must move:
+rms_norm 2·N·H + H elements, fused_add_rms_norm 4·N·H + H. "copy" is a
+device-to-device copy of x (2·N·H elements), the ceiling drawn in the plots.
+
+Implementations: fusedops; torch.compile of the same math in float32
+(manual_rms_norm, and for the fused add the unfused `x + r` then the norm),
+compiled once per (op, dtype, hidden) with rows dynamic (rows = 1 is
+specialised by dynamo, so it gets its own graph): what a model sees as its
+batch changes; Liger-Kernel's LigerRMSNormFunction and
+LigerFusedAddRMSNormFunction (if importable). A script, not a test: plot the
+CSV with benchmarks/plot_sweep.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+ROWS = (1, 16, 128, 1024, 4096, 16384, 65536)
+HIDDEN = (2048, 4096, 8192, 16384)
+DTYPES = ("bfloat16", "float16", "float32")
+IMPLS = ("fusedops", "compile", "liger", "copy")
+EPS = 1e-6
+# A graph holds up to MAX_CALLS calls, as many as move GRAPH_BYTES: the graph
+# launch is amortised and large shapes still take one call per replay.
+GRAPH_BYTES = 512 << 20
+MAX_CALLS = 64
+
+FIELDS = [
+    "label",
+    "gpu",
+    "torch",
+    "commit",
+    "date",
+    "dtype",
+    "op",
+    "impl",
+    "rows",
+    "hidden",
+    "us",
+    "bytes",
+    "tbps",
+]
+
+
+def manual_rms_norm(x, w):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()).to(x.dtype)
+
+
+def manual_fused_add_rms_norm(x, r, w):
+    s = x + r
+    return manual_rms_norm(s, w), s
+
+
+torch._dynamo.config.automatic_dynamic_shapes = False  # only rows is dynamic, by mark_dynamic
+torch._dynamo.config.recompile_limit = 1024
+torch._dynamo.config.accumulated_recompile_limit = 4096
+compiled_rms_norm = torch.compile(manual_rms_norm)
+compiled_fused_add = torch.compile(manual_fused_add_rms_norm)
+
+
+def liger_ops() -> dict[str, Callable] | None:
+    try:
+        from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
+        from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+    except ImportError:
+        return None
+    return {
+        "rms_norm": lambda x, w: LigerRMSNormFunction.apply(x, w, EPS, 0.0, "llama", False),
+        "fused_add_rms_norm": lambda x, r, w: LigerFusedAddRMSNormFunction.apply(
+            x, r, w, EPS, 0.0, "llama", False
+        ),
+    }
+
+
+def graph_us(fn: Callable[[], object], calls: int) -> float:
+    """Microseconds per call of fn, `calls` calls captured in one graph and replayed."""
+    from triton.testing import do_bench
+
+    fn()  # warm up outside the graph: compilation, autotuning, allocation
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    ms = do_bench(graph.replay, warmup=5, rep=30, return_mode="median")
+    del graph
+    return 1e3 * ms / calls
+
+
+def implementation(op: str, impl: str, inputs: tuple[torch.Tensor, ...], lg):
+    """A zero-argument callable, or None if the impl is unavailable here."""
+    import fusedops
+
+    if impl == "copy":
+        out = torch.empty_like(inputs[0])
+        return lambda: out.copy_(inputs[0])
+    if impl == "fusedops":
+        fn = fusedops.rms_norm if op == "rms_norm" else fusedops.fused_add_rms_norm
+        return lambda: fn(*inputs, EPS)
+    if impl == "compile":
+        fn = compiled_rms_norm if op == "rms_norm" else compiled_fused_add
+        for t in inputs[:-1]:
+            if t.shape[0] > 1:
+                torch._dynamo.mark_dynamic(t, 0)
+        return lambda: fn(*inputs)
+    if impl == "liger":
+        return None if lg is None else (lambda: lg[op](*inputs))
+    raise ValueError(impl)
+
+
+def sweep(args, meta: dict[str, str], writer) -> None:
+    lg = liger_ops() if "liger" in args.impls else None
+    rows_list = (1, 128, 16384) if args.quick else ROWS
+    hidden_list = (4096, 16384) if args.quick else HIDDEN
+    for dtype_name in args.dtypes:
+        dtype = getattr(torch, dtype_name)
+        esize = torch.finfo(dtype).bits // 8
+        for op in ("rms_norm", "fused_add_rms_norm"):
+            n_in = 1 if op == "rms_norm" else 2
+            for hidden in hidden_list:
+                w = torch.randn(hidden, dtype=dtype, device="cuda")
+                for rows in rows_list:
+                    moved = (2 * n_in * rows * hidden + hidden) * esize
+                    calls = max(1, min(MAX_CALLS, GRAPH_BYTES // moved))
+                    data = [torch.randn(rows, hidden, dtype=dtype, device="cuda")]
+                    if n_in == 2:
+                        data.append(torch.randn_like(data[0]))
+                    inputs = (*data, w)
+                    for impl in args.impls:
+                        fn = implementation(op, impl, inputs, lg)
+                        if fn is None:
+                            continue
+                        us = graph_us(fn, calls)
+                        nbytes = 2 * rows * hidden * esize if impl == "copy" else moved
+                        writer.writerow(
+                            {
+                                **meta,
+                                "dtype": dtype_name,
+                                "op": op,
+                                "impl": impl,
+                                "rows": rows,
+                                "hidden": hidden,
+                                "us": f"{us:.3f}",
+                                "bytes": nbytes,
+                                "tbps": f"{nbytes / us / 1e6:.4f}",
+                            }
+                        )
+                        print(f"{dtype_name} {op} {impl} {rows}x{hidden}: {us:.2f} us", flush=True)
+                    del data, inputs
+                torch.cuda.empty_cache()
+
+
+def git_commit() -> str:
+    """The commit benchmarked: FUSEDOPS_COMMIT where the tree was copied without .git."""
+    if os.environ.get("FUSEDOPS_COMMIT"):
+        return os.environ["FUSEDOPS_COMMIT"]
+    out = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=Path(__file__).resolve().parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--csv", required=True, help="write the rows here")
+    parser.add_argument("--dtypes", default=",".join(DTYPES))
+    parser.add_argument("--impls", default=",".join(IMPLS))
+    parser.add_argument("--label", default="", help="names this run in the CSV (e.g. a variant)")
+    parser.add_argument("--quick", action="store_true", help="a few shapes")
+    args = parser.parse_args(argv)
+    args.dtypes = [d for d in args.dtypes.split(",") if d]
+    args.impls = [i for i in args.impls.split(",") if i]
+    if not torch.cuda.is_available():
+        print("gpu_sweep.py needs a CUDA GPU", file=sys.stderr)
+        return 2
+    meta = {
+        "label": args.label,
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "commit": git_commit(),
+        "date": datetime.date.today().isoformat(),
+    }
+    with open(args.csv, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS)
+        writer.writeheader()
+        sweep(args, meta, writer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
