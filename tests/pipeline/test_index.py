@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import os
 import re
 import subprocess
 import sys
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ PY_TAG = f"cp{sys.version_info.major}{sys.version_info.minor}"
 SHA = "a" * 64
 MINORS = ("2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "2.15")
 CU130 = Variant.parse("cu130")
+URL = "https://github.com/fusedops/fusedops/releases/download"
 
 
 def entry(filename: str, torch: str | None = None, python: str | None = ">=3.10") -> mi.WheelEntry:
@@ -159,12 +162,49 @@ def test_render_project_page() -> None:
     assert f'href="https://example.org/rel/v0.1.0/{href}"' in absolute
 
 
+def test_render_anchor_advertises_metadata_only_when_served() -> None:
+    e = entry(STABLE_CU130)
+    assert "data-dist-info-metadata" not in mi.render_project_page("fusedops", [e])
+    served = mi.render_project_page("fusedops", [replace(e, metadata_sha256="b" * 64)])
+    # Both names: PEP 714's data-core-metadata and PEP 658's, which older pips read.
+    want = f'data-dist-info-metadata="sha256={"b" * 64}" data-core-metadata="sha256={"b" * 64}"'
+    assert want in served
+
+
+def test_install_command() -> None:
+    assert mi.install_command("pip", "cu130", "https://fusedops.github.io/fusedops/") == (
+        "pip install fusedops --index-url https://download.pytorch.org/whl/cu130"
+        " --extra-index-url https://fusedops.github.io/fusedops/cu130"
+    )
+    assert mi.install_command("uv", "cpu", "file:///x").startswith("uv pip install fusedops ")
+    with pytest.raises(mi.IndexBuildError, match="installer 'conda': expected one of pip, uv"):
+        mi.install_command("conda", "cpu", "file:///x")
+
+
+def test_release_parse() -> None:
+    assert mi.Release.parse("v0.1.0=history/v0.1.0/") == mi.Release(
+        "v0.1.0", Path("history/v0.1.0")
+    )
+    assert mi.Release.parse("v0.1.0rc1=d").version == Version("0.1.0rc1")
+    assert mi.Release.parse("v1=a=b").wheel_dir == Path("a=b")  # only the first = splits
+    for text, message in [
+        ("v0.1.0", "is not TAG=DIR"),
+        ("=d", "is not TAG=DIR"),
+        ("v0.1.0=", "is not TAG=DIR"),
+        ("nightly=d", "'nightly' is not vX.Y.Z"),
+        ("v0.1/0=d", "is not vX.Y.Z"),
+    ]:
+        with pytest.raises(mi.IndexBuildError, match=re.escape(message)):
+            mi.Release.parse(text)
+
+
 def test_render_root_index_and_landing() -> None:
     assert '<a href="fusedops/">fusedops</a>' in mi.render_root_index(["fusedops"])
     variants = mi.group_by_variant([entry(STABLE_CPU), entry(STABLE_CU130)])
     assert list(variants) == ["cpu", "cu130"]
     landing = mi.render_landing(variants, ["whl/torch-2.11.0+cu130.html"])
     assert '<a href="cu130/">cu130</a>' in landing and "--index-url" in landing
+    assert html.escape(mi.install_command("uv", "cu130", "<this URL>")) in landing
     assert '<a href="whl/torch-2.11.0%2Bcu130.html">torch-2.11.0+cu130.html</a>' in landing
 
 
@@ -396,7 +436,7 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ([], "the following arguments are required: wheel_dir"),
+        ([], "give WHEEL_DIR OUT_DIR, --release TAG=DIR ... OUT_DIR, or WHEEL_DIR --pypi-flavor"),
         (["{cpu}"], "give OUT_DIR, --pypi-flavor DIR, or both"),
         (["{tmp}/nowhere", "{tmp}/out"], "is not a directory"),
         (["{cpu}", "{file}"], "OUT_DIR {file} exists and is not a directory"),
@@ -408,6 +448,50 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         (["{cpu}", "{tmp}/out", "--pypi-variant", "cuda13"], "variant 'cuda13': expected"),
         (["{cpu}", "{tmp}/out", "--base-url", "http://x y"], "is not a URL prefix"),
         (["{cpu}", "{tmp}/out", "--bogus"], "unrecognized arguments: --bogus"),
+        (["--release", "v0.1.0={cpu}", "{tmp}/out"], "--release needs --releases-url"),
+        (["--releases-url", URL, "{cpu}", "{tmp}/out"], "--releases-url needs --release TAG=DIR"),
+        (
+            ["--releases-url", URL, "--release", "v0.1.0={cpu}", "--base-url", URL, "{tmp}/out"],
+            "--base-url and --release exclude each other",
+        ),
+        (
+            ["--releases-url", URL, "--release", "v0.1.0={cpu}", "--pypi-flavor", "{tmp}/p"],
+            "--pypi-flavor reads WHEEL_DIR, not --release",
+        ),
+        (
+            ["--releases-url", URL, "--release", "v0.1.0={cpu}", "{cpu}", "{tmp}/out"],
+            "with --release give OUT_DIR only",
+        ),
+        (["--releases-url", URL, "--release", "v0.1.0={cpu}"], "with --release give OUT_DIR only"),
+        (
+            [
+                "--releases-url",
+                URL,
+                "--release",
+                "v0.1.0={cpu}",
+                "--release",
+                "v0.1.0={tmp}",
+                "{tmp}/out",
+            ],
+            "--release v0.1.0 given twice",
+        ),
+        (
+            ["--releases-url", URL, "--release", "v0.1.0={tmp}/nowhere", "{tmp}/out"],
+            "--release v0.1.0={tmp}/nowhere: not a directory",
+        ),
+        (["--releases-url", URL, "--release", "v0.1.0", "{tmp}/out"], "'v0.1.0' is not TAG=DIR"),
+        (
+            ["--releases-url", URL, "--release", "latest={cpu}", "{tmp}/out"],
+            "release tag 'latest' is not vX.Y.Z",
+        ),
+        (
+            ["--releases-url", "releases/download", "--release", "v0.1.0={cpu}", "{tmp}/out"],
+            "'releases/download' is not an absolute URL",
+        ),
+        (
+            ["--releases-url", URL, "--release", "v0.1.0={cpu}", "{file}"],
+            "OUT_DIR {file} exists and is not a directory",
+        ),
     ],
 )
 def test_cli_bad_arguments(
@@ -439,3 +523,188 @@ def test_interrupted_write_leaves_the_old_file(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         mi._atomic(dest, crash)
     assert dest.read_text() == "old" and sorted(tmp_path.iterdir()) == [dest]
+
+
+# --- PEP 658 metadata files ----------------------------------------------------------------
+
+
+def wheel_metadata(wheel: Path) -> bytes:
+    with zipfile.ZipFile(wheel) as zf:
+        (name,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+        return zf.read(name)
+
+
+def test_write_metadata_files(wheel_dir: Path) -> None:
+    written = mi.write_metadata_files(wheel_dir)
+    wheels = sorted(wheel_dir.glob("*.whl"))
+    assert written == [w.with_name(w.name + ".metadata") for w in wheels]
+    for wheel, meta in zip(wheels, written, strict=True):
+        assert meta.read_bytes() == wheel_metadata(wheel)
+    assert mi.write_metadata_files(wheel_dir) == written  # idempotent
+
+
+def test_write_metadata_files_errors(tmp_path: Path) -> None:
+    with pytest.raises(mi.IndexBuildError, match=r"no \*\.whl in"):
+        mi.write_metadata_files(tmp_path)
+    good = synthetic(tmp_path / "a", "0.1.0+cpu", "cp310-abi3-linux_x86_64", ">=2.10")
+    wk.rewrite_wheel(
+        good, tmp_path / "b" / good.name, drop=["fusedops-0.1.0+cpu.dist-info/METADATA"]
+    )
+    with pytest.raises(mi.IndexBuildError, match=r"has no \.dist-info/METADATA"):
+        mi.write_metadata_files(tmp_path / "b")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / good.name).write_bytes(b"not a zip")
+    with pytest.raises(mi.IndexBuildError, match="is not a readable wheel"):
+        mi.write_metadata_files(tmp_path / "c")
+    assert not list((tmp_path / "c").glob("*.metadata"))
+
+
+def anchors(page: Path) -> dict[str, dict[str, str]]:
+    """File name -> the anchor's attributes, from a PEP 503 page."""
+    out = {}
+    for attrs, name in re.findall(r"<a ([^>]*)>([^<]+)</a>", page.read_text()):
+        out[html.unescape(name)] = {
+            k: html.unescape(v) for k, v in re.findall(r'([\w-]+)="([^"]*)"', attrs)
+        }
+    return out
+
+
+def test_copied_index_serves_metadata_files(wheel_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    result = mi.build_index(wheel_dir, out)
+    assert len(result.metadata) == 4
+    for variant in ("cpu", "cu130"):
+        project = out / variant / "fusedops"
+        for name, attrs in anchors(project / "index.html").items():
+            served = (project / (name + ".metadata")).read_bytes()
+            assert served == wheel_metadata(project / name)
+            digest = "sha256=" + hashlib.sha256(served).hexdigest()
+            assert attrs["data-core-metadata"] == attrs["data-dist-info-metadata"] == digest
+
+
+def test_linked_index_advertises_metadata_only_when_it_lies_there(
+    wheel_dir: Path, tmp_path: Path
+) -> None:
+    mi.build_index(wheel_dir, tmp_path / "bare", base_url="https://example.org/r")
+    (attrs,) = anchors(tmp_path / "bare" / "cpu" / "fusedops" / "index.html").values()
+    assert "data-core-metadata" not in attrs  # nothing served there: promise nothing
+    mi.write_metadata_files(wheel_dir)
+    mi.build_index(wheel_dir, tmp_path / "meta", base_url="https://example.org/r")
+    (attrs,) = anchors(tmp_path / "meta" / "cpu" / "fusedops" / "index.html").values()
+    assert attrs["data-core-metadata"].startswith("sha256=")
+    assert not list((tmp_path / "meta").rglob("*.metadata"))  # linked, not copied
+    (stale,) = wheel_dir.glob("*+cpu-*.whl.metadata")
+    stale.write_bytes(b"Metadata-Version: 2.1\nName: fusedops\nVersion: 0.0.1\n")
+    with pytest.raises(mi.IndexBuildError, match=f"{re.escape(str(stale))} differs from"):
+        mi.build_index(wheel_dir, tmp_path / "stale", base_url="https://example.org/r")
+
+
+def test_pip_uses_the_served_metadata(wheel_dir: Path, tmp_path: Path) -> None:
+    # pip resolves from <wheel>.metadata (its -v log names the file it read).
+    out = tmp_path / "index"
+    mi.build_index(wheel_dir, out)
+    proc = pip_install(
+        tmp_path / "site", "--dry-run", "-v", "fusedops", "--index-url", (out / "cpu").as_uri()
+    )
+    assert proc.returncode == 0, proc.stderr
+    url = (out / "cpu" / "fusedops").as_uri() + "/fusedops-0.1.0%2Bcpu-cp310-abi3-linux_x86_64.whl"
+    assert f"Obtaining dependency information for fusedops from {url}.metadata" in proc.stdout
+
+
+# --- every release stays in the index -----------------------------------------------------
+
+
+@pytest.fixture
+def releases(tmp_path: Path) -> Path:
+    """Two releases' assets as `gh release download` leaves them: releases/<tag>/*.whl.
+
+    The directory's file:// URL stands in for GitHub's releases/download URL:
+    releases/<tag>/<file> is where <URL>/<tag>/<file> points.
+    """
+    root = tmp_path / "releases"
+    for version in ("0.1.0", "0.0.9"):
+        d = root / f"v{version}"
+        synthetic(d, f"{version}+cpu", "cp310-abi3-linux_x86_64", ">=2.10")
+        synthetic(d, f"{version}+cu130", "cp310-abi3-linux_x86_64", ">=2.10")
+    mi.write_metadata_files(root / "v0.1.0")  # the older release predates metadata files
+    return root
+
+
+def release_args(root: Path) -> list[mi.Release]:
+    return [mi.Release.parse(f"{d.name}={d}") for d in sorted(root.iterdir())]
+
+
+def test_release_index_links_every_release(releases: Path, tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    result = mi.build_release_index(release_args(releases), out, releases_url=URL + "/")
+    assert not list(out.rglob("*.whl")) and not result.copied
+    assert result.listed["cpu"] == (
+        "fusedops-0.0.9+cpu-cp310-abi3-linux_x86_64.whl",
+        "fusedops-0.1.0+cpu-cp310-abi3-linux_x86_64.whl",
+    )
+    links = anchors(out / "cpu" / "fusedops" / "index.html")
+    for version in ("0.0.9", "0.1.0"):
+        name = f"fusedops-{version}+cpu-cp310-abi3-linux_x86_64.whl"
+        wheel = releases / f"v{version}" / name
+        want = f"{URL}/v{version}/{name.replace('+', '%2B')}#sha256={mi.sha256_file(wheel)}"
+        assert links[name]["href"] == want
+    assert "data-core-metadata" in links["fusedops-0.1.0+cpu-cp310-abi3-linux_x86_64.whl"]
+    assert "data-core-metadata" not in links["fusedops-0.0.9+cpu-cp310-abi3-linux_x86_64.whl"]
+    flinks = (out / "whl" / "torch-2.14.0+cu130.html").read_text()
+    assert f"{URL}/v0.0.9/fusedops-0.0.9%2Bcu130" in flinks
+
+
+def test_release_index_refuses_a_file_in_two_releases(releases: Path) -> None:
+    name = "fusedops-0.1.0+cpu-cp310-abi3-linux_x86_64.whl"
+    (releases / "v0.1.1").mkdir()
+    (releases / "v0.1.1" / name).write_bytes((releases / "v0.1.0" / name).read_bytes())
+    with pytest.raises(
+        mi.IndexBuildError, match=f"{re.escape(name)} is in two releases, v0.1.0 and v0.1.1"
+    ):
+        mi.locate_releases(release_args(releases), URL)
+
+
+def test_release_index_refuses_wrong_version_or_repeated_tag(releases: Path) -> None:
+    wrong = [mi.Release("v0.2.0", releases / "v0.1.0")]
+    with pytest.raises(
+        mi.IndexBuildError, match=r"release v0\.2\.0 holds fusedops-0\.1\.0.*not of 0\.2\.0"
+    ):
+        mi.locate_releases(wrong, URL)
+    twice = [mi.Release("v0.1.0", releases / "v0.1.0")] * 2
+    with pytest.raises(mi.IndexBuildError, match=r"release v0\.1\.0 given twice"):
+        mi.locate_releases(twice, URL)
+    with pytest.raises(mi.IndexBuildError, match="no release given"):
+        mi.locate_releases([], URL)
+    (releases / "v0.3.0").mkdir()
+    with pytest.raises(mi.IndexBuildError, match=r"no \*\.whl in .*v0\.3\.0"):
+        mi.locate_releases([mi.Release("v0.3.0", releases / "v0.3.0")], URL)
+
+
+def test_older_release_stays_installable_with_pip(releases: Path, tmp_path: Path) -> None:
+    # The CLI release.yml runs, with file:// standing in for the GitHub download URL.
+    out = tmp_path / "index"
+    args = ["--releases-url", releases.as_uri()]
+    for d in sorted(releases.iterdir()):
+        args += ["--release", f"{d.name}={d}"]
+    assert mi.main([*args, str(out)]) == 0
+    index = (out / "cpu").as_uri()
+    old = pip_install(tmp_path / "old", "fusedops==0.0.9", "--index-url", index)
+    assert old.returncode == 0, old.stderr
+    assert installed_version(tmp_path / "old") == "0.0.9+cpu"
+    new = pip_install(tmp_path / "new", "fusedops", "--index-url", index)
+    assert new.returncode == 0, new.stderr
+    assert installed_version(tmp_path / "new") == "0.1.0+cpu"
+
+
+def test_release_cli_errors(
+    releases: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "fusedops-0.1.0+cpu-cp310-abi3-linux_x86_64.whl"
+    (releases / "v0.1.1").mkdir()
+    (releases / "v0.1.1" / name).write_bytes((releases / "v0.1.0" / name).read_bytes())
+    args = ["--releases-url", URL]
+    for d in sorted(releases.iterdir()):
+        args += ["--release", f"{d.name}={d}"]
+    assert mi.main([*args, str(tmp_path / "out")]) == 1
+    assert f"{name} is in two releases, v0.1.0 and v0.1.1" in _one_line_error(capsys)
+    assert not (tmp_path / "out").exists()  # refused before anything was written
