@@ -628,7 +628,17 @@ def test_release_index_keeps_earlier_releases() -> None:
         if j == "pages-build" and "gh release download" in s
     )
     assert "gh release list" in fetch and "--exclude-drafts" in fetch
-    assert "--release" in build and "history/" in build
+    # PEP 658 files ride along: the index advertises metadata only where it saw the file.
+    assert "--pattern '*.whl'" in fetch and "--pattern '*.whl.metadata'" in fetch
+    assert '--release "$TAG=dist"' in build and "history/*/" in build
+    assert "shopt -s nullglob" in build  # the first release has no history: no literal '*'
+    assert '--releases-url "$RELEASES_URL"' in build
+    # The pipeline parses the same arguments the step passes (TAG=DIR, then OUT_DIR).
+    from pipeline import index
+
+    argv = ["--releases-url", "https://github.com/o/r/releases/download"]
+    args = index.parse_args([*argv, "--release", "v0.1.0=.", "--release", "v0.0.9=.", "index"])
+    assert [r.tag for r in args.release] == ["v0.1.0", "v0.0.9"] and str(args.out_dir) == "index"
 
 
 def test_release_collects_through_the_pipeline() -> None:
