@@ -18,6 +18,7 @@ formulas in `_formulas.py`, so double backward and higher orders are exact.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import torch
@@ -227,8 +228,16 @@ def _batched_weight(weight: Tensor, dim: int | None, size: int, ndim: int) -> Te
     return w.reshape(size, *([1] * (ndim - 2)), w.shape[-1])
 
 
+def _raw_call(function: type[_Function], op: Callable, *args):
+    # In a register_vmap rule functorch has already entered the vmap layer: the
+    # op call goes on through the dispatcher to the next layer (autograd, or an
+    # outer transform), where no Function may be applied.
+    return op(*args)
+
+
 def _register_vmap(name: str, rule: Callable) -> None:
-    torch.library.register_vmap(f"fusedops::{name}", rule, lib=_LIB)
+    """The batching rule of torch.ops.fusedops.name; the Functions use the same rules."""
+    torch.library.register_vmap(f"fusedops::{name}", functools.partial(rule, _raw_call), lib=_LIB)
 
 
 # ---- rms_norm ------------------------------------------------------------------
@@ -254,11 +263,11 @@ def _rms_norm_fake(x: Tensor, weight: Tensor, eps: float = 1e-6) -> Tensor:
     return _empty_like(x)
 
 
-def _rms_norm_vmap(info, in_dims, x: Tensor, weight: Tensor, eps: float = 1e-6):
+def _rms_norm_vmap(call: Callable, info, in_dims, x: Tensor, weight: Tensor, eps: float = 1e-6):
     x_dim, w_dim = in_dims[0], in_dims[1]
     x = _batch_first(x, x_dim, info.batch_size)
     if w_dim is None:  # rows are independent: the batch is more rows
-        return _call(_RmsNorm, _ops.rms_norm.default, x, weight, eps), 0
+        return call(_RmsNorm, _ops.rms_norm.default, x, weight, eps), 0
     weight = _batched_weight(weight, w_dim, info.batch_size, x.dim())
     return _formulas.rms_norm(x, weight, eps), 0
 
@@ -288,7 +297,7 @@ class _RmsNorm(_Function):
         x, weight = ctx.saved_tensors
         return _formulas.rms_norm_jvp(x, weight, ctx.eps, x_t, weight_t)
 
-    vmap = staticmethod(_rms_norm_vmap)
+    vmap = staticmethod(functools.partial(_rms_norm_vmap, _call))
 
 
 @torch.library.register_fake("fusedops::rms_norm_backward", lib=_LIB)
@@ -298,7 +307,9 @@ def _rms_norm_backward_fake(grad_out: Tensor, x: Tensor, weight: Tensor, eps: fl
     return _empty_like(x), _empty_like(weight)
 
 
-def _rms_norm_backward_vmap(info, in_dims, grad_out: Tensor, x: Tensor, weight: Tensor, eps):
+def _rms_norm_backward_vmap(
+    call: Callable, info, in_dims, grad_out: Tensor, x: Tensor, weight: Tensor, eps
+):
     # The fused kernel sums the weight gradient over every row, batch included;
     # under vmap each batch entry needs its own sum, so use the formula.
     g_dim, x_dim, w_dim = in_dims[:3]
@@ -337,7 +348,7 @@ class _RmsNormBackward(_Function):
             grad_out, x, weight, ctx.eps, grad_out_t, x_t, weight_t
         )
 
-    vmap = staticmethod(_rms_norm_backward_vmap)
+    vmap = staticmethod(functools.partial(_rms_norm_backward_vmap, _call))
 
 
 _register_autograd("rms_norm", _RmsNorm, _formulas.rms_norm)
@@ -373,15 +384,15 @@ def _fused_add_rms_norm_fake(x: Tensor, residual: Tensor, weight: Tensor, eps: f
     return _empty_like(x), _empty_like(x)
 
 
-def _fused_add_vmap(info, in_dims, x: Tensor, residual: Tensor, weight: Tensor, eps: float = 1e-6):
+def _fused_add_vmap(
+    call: Callable, info, in_dims, x: Tensor, residual: Tensor, weight: Tensor, eps: float = 1e-6
+):
     x_dim, r_dim, w_dim = in_dims[:3]
     size = info.batch_size
     x, residual = _batch_first(x, x_dim, size), _batch_first(residual, r_dim, size)
     if w_dim is None:
-        return _call(_FusedAddRmsNorm, _ops.fused_add_rms_norm.default, x, residual, weight, eps), (
-            0,
-            0,
-        )
+        outputs = call(_FusedAddRmsNorm, _ops.fused_add_rms_norm.default, x, residual, weight, eps)
+        return outputs, (0, 0)
     residual_out = x + residual
     weight = _batched_weight(weight, w_dim, size, x.dim())
     return (_formulas.rms_norm(residual_out, weight, eps), residual_out), (0, 0)
@@ -427,7 +438,7 @@ class _FusedAddRmsNorm(_Function):
         out_t = _formulas.rms_norm_jvp(residual_out, weight, ctx.eps, sum_t, weight_t)
         return out_t, sum_t.to(residual_out.dtype)
 
-    vmap = staticmethod(_fused_add_vmap)
+    vmap = staticmethod(functools.partial(_fused_add_vmap, _call))
 
 
 @torch.library.register_fake("fusedops::fused_add_rms_norm_backward", lib=_LIB)
@@ -442,7 +453,7 @@ def _fused_add_backward_fake(
 
 
 def _fused_add_backward_vmap(
-    info, in_dims, grad_out, grad_residual_out, residual_out, weight, eps: float
+    call: Callable, info, in_dims, grad_out, grad_residual_out, residual_out, weight, eps: float
 ):
     g_dim, gr_dim, s_dim, w_dim = in_dims[:4]
     size = info.batch_size
@@ -490,7 +501,7 @@ class _FusedAddRmsNormBackward(_Function):
             sum_t = sum_t + grad_residual_out_t
         return sum_t, weight_grad_t
 
-    vmap = staticmethod(_fused_add_backward_vmap)
+    vmap = staticmethod(functools.partial(_fused_add_backward_vmap, _call))
 
 
 _register_autograd("fused_add_rms_norm", _FusedAddRmsNorm, _formulas.fused_add_rms_norm)
@@ -523,9 +534,9 @@ def _silu_and_mul_fake(x: Tensor) -> Tensor:
     return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
 
 
-def _silu_vmap(info, in_dims, x: Tensor):
+def _silu_vmap(call: Callable, info, in_dims, x: Tensor):
     x = _batch_first(x, in_dims[0], info.batch_size)
-    return _call(_SiluAndMul, _ops.silu_and_mul.default, x), 0
+    return call(_SiluAndMul, _ops.silu_and_mul.default, x), 0
 
 
 class _SiluAndMul(_Function):
@@ -549,7 +560,7 @@ class _SiluAndMul(_Function):
         (x,) = ctx.saved_tensors
         return _formulas.silu_and_mul_jvp(x, x_t)
 
-    vmap = staticmethod(_silu_vmap)
+    vmap = staticmethod(functools.partial(_silu_vmap, _call))
 
 
 @torch.library.register_fake("fusedops::silu_and_mul_backward", lib=_LIB)
@@ -568,11 +579,11 @@ def _silu_backward_fake(grad_out: Tensor, x: Tensor) -> Tensor:
     return _empty_like(x)
 
 
-def _silu_backward_vmap(info, in_dims, grad_out: Tensor, x: Tensor):
+def _silu_backward_vmap(call: Callable, info, in_dims, grad_out: Tensor, x: Tensor):
     # No reduction across rows: the batch is more rows for the fused kernel.
     size = info.batch_size
     g, x = _batch_first(grad_out, in_dims[0], size), _batch_first(x, in_dims[1], size)
-    return _call(_SiluAndMulBackward, _ops.silu_and_mul_backward.default, g, x), 0
+    return call(_SiluAndMulBackward, _ops.silu_and_mul_backward.default, g, x), 0
 
 
 class _SiluAndMulBackward(_Function):
@@ -596,7 +607,7 @@ class _SiluAndMulBackward(_Function):
         grad_out, x = ctx.saved_tensors
         return _formulas.silu_and_mul_backward_jvp(grad_out, x, grad_out_t, x_t)
 
-    vmap = staticmethod(_silu_backward_vmap)
+    vmap = staticmethod(functools.partial(_silu_backward_vmap, _call))
 
 
 _register_autograd("silu_and_mul", _SiluAndMul, _formulas.silu_and_mul)
