@@ -99,7 +99,7 @@ def tests(session: nox.Session) -> None:
         session.log(f"=== op and package tests against the {abi} wheel: {path.name}")
         session.install("--force-reinstall", "--no-deps", str(path))
         session.run("python", "-m", "fusedops", "doctor")
-        session.run(*pytest, "tests/ops", "tests/package", env=env)
+        session.run(*pytest, "tests/ops", "tests/package", "tests/faults", env=env)
     session.log("=== build and pipeline tests")
     session.run(*pytest, "tests/build", "tests/pipeline", env=env)
 
