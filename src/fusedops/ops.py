@@ -95,15 +95,31 @@ def _check_like(op: str, name: str, t: Tensor, ref_name: str, ref: Tensor, shape
         )
 
 
-def _check_norm(op: str, x: Tensor, weight: Tensor, eps: float) -> None:
+def _check_norm(
+    op: str,
+    x: Tensor,
+    weight: Tensor,
+    eps: float,
+    *,
+    x_batched: bool = False,
+    weight_dim: int | None = None,
+) -> None:
+    """Under vmap the shapes checked are one sample's: x batch-first (`x_batched`),
+    weight batched along `weight_dim` (None: not batched)."""
+    x_shape = x.shape[1:] if x_batched else x.shape
+    w_shape = weight.shape
+    if weight_dim is not None:
+        w_shape = w_shape[:weight_dim] + w_shape[weight_dim + 1 :]
     _check_dtype(op, "x", x)
-    torch._check(x.dim() >= 1, lambda: f"fusedops.{op}: expected x to have at least 1 dimension")
+    torch._check(
+        len(x_shape) >= 1, lambda: f"fusedops.{op}: expected x to have at least 1 dimension"
+    )
     _check_like(op, "weight", weight, "x", x, shape=False)
     torch._check(
-        weight.dim() == 1 and weight.shape[0] == x.shape[-1],
+        len(w_shape) == 1 and w_shape[0] == x_shape[-1],
         lambda: (
-            f"fusedops.{op}: expected weight to have shape [{x.shape[-1]}] (the last "
-            f"dimension of x), got {list(weight.shape)}"
+            f"fusedops.{op}: expected weight to have shape [{x_shape[-1]}] (the last "
+            f"dimension of x), got {list(w_shape)}"
         ),
     )
     torch._check(eps >= 0, lambda: f"fusedops.{op}: expected eps to be non-negative, got {eps}")
@@ -177,6 +193,10 @@ def _call(function: type[_Function], op: Callable, *args):
     if torch.compiler.is_compiling():
         return op(*args)
     if torch._C._are_functorch_transforms_active():
+        if _top_transform_is_functionalize():
+            # torch.func.functionalize has no rule for autograd.Functions; the op
+            # is functional already, and the Autograd kernel serves it.
+            return op(*args)
         return function.apply(*args)
     if _needs_autograd(args):
         return function.ctx_style.apply(*args)
@@ -184,13 +204,21 @@ def _call(function: type[_Function], op: Callable, *args):
         return op(*args)
 
 
-def _register_autograd(name: str, function: type[_Function], formula: Callable) -> None:
+def _top_transform_is_functionalize() -> bool:
+    top = torch._C._functorch.peek_interpreter_stack()
+    return top is not None and top.key() == torch._C._functorch.TransformType.Functionalize
+
+
+def _register_autograd(
+    name: str, function: type[_Function], formula: Callable, check: Callable
+) -> None:
     """The Autograd kernel of fusedops::name, for callers of torch.ops.fusedops.name.
 
     Under a torch.func transform the dispatcher reaches this kernel inside the
     transform, where an autograd.Function cannot be applied; there the op is
     computed by `formula` (the same math in torch ops, float32 accumulation),
-    which the transform differentiates itself.
+    which the transform differentiates itself, after `check` (the fake kernel:
+    the C++ checks, which the formula would skip).
     """
     op = getattr(_ops, name).default
     # The dispatcher drops trailing arguments equal to their defaults; put them back.
@@ -201,6 +229,7 @@ def _register_autograd(name: str, function: type[_Function], formula: Callable) 
         if len(args) < len(defaults):
             args = args + defaults[len(args) :]
         if torch._C._are_functorch_transforms_active():
+            check(*args)
             return formula(*args)
         if _needs_autograd(args):
             return function.ctx_style.apply(*args)
@@ -268,6 +297,7 @@ def _rms_norm_vmap(call: Callable, info, in_dims, x: Tensor, weight: Tensor, eps
     x = _batch_first(x, x_dim, info.batch_size)
     if w_dim is None:  # rows are independent: the batch is more rows
         return call(_RmsNorm, _ops.rms_norm.default, x, weight, eps), 0
+    _check_norm("rms_norm", x, weight, eps, x_batched=True, weight_dim=w_dim)
     weight = _batched_weight(weight, w_dim, info.batch_size, x.dim())
     return _formulas.rms_norm(x, weight, eps), 0
 
@@ -315,6 +345,8 @@ def _rms_norm_backward_vmap(
     g_dim, x_dim, w_dim = in_dims[:3]
     size = info.batch_size
     g, x = _batch_first(grad_out, g_dim, size), _batch_first(x, x_dim, size)
+    _check_norm("rms_norm_backward", x, weight, eps, x_batched=True, weight_dim=w_dim)
+    _check_like("rms_norm_backward", "grad_out", g, "x", x, shape=True)
     weight = _batched_weight(weight, w_dim, size, x.dim()) if w_dim is not None else weight
     return _formulas.rms_norm_backward(g, x, weight, eps, keep=1), (0, 0)
 
@@ -351,8 +383,10 @@ class _RmsNormBackward(_Function):
     vmap = staticmethod(functools.partial(_rms_norm_backward_vmap, _call))
 
 
-_register_autograd("rms_norm", _RmsNorm, _formulas.rms_norm)
-_register_autograd("rms_norm_backward", _RmsNormBackward, _formulas.rms_norm_backward)
+_register_autograd("rms_norm", _RmsNorm, _formulas.rms_norm, _rms_norm_fake)
+_register_autograd(
+    "rms_norm_backward", _RmsNormBackward, _formulas.rms_norm_backward, _rms_norm_backward_fake
+)
 _register_vmap("rms_norm", _rms_norm_vmap)
 _register_vmap("rms_norm_backward", _rms_norm_backward_vmap)
 
@@ -393,6 +427,8 @@ def _fused_add_vmap(
     if w_dim is None:
         outputs = call(_FusedAddRmsNorm, _ops.fused_add_rms_norm.default, x, residual, weight, eps)
         return outputs, (0, 0)
+    _check_norm("fused_add_rms_norm", x, weight, eps, x_batched=True, weight_dim=w_dim)
+    _check_like("fused_add_rms_norm", "residual", residual, "x", x, shape=True)
     residual_out = x + residual
     weight = _batched_weight(weight, w_dim, size, x.dim())
     return (_formulas.rms_norm(residual_out, weight, eps), residual_out), (0, 0)
@@ -458,9 +494,14 @@ def _fused_add_backward_vmap(
     g_dim, gr_dim, s_dim, w_dim = in_dims[:4]
     size = info.batch_size
     g, s = _batch_first(grad_out, g_dim, size), _batch_first(residual_out, s_dim, size)
+    gr = _batch_first(grad_residual_out, gr_dim, size)
+    op = "fused_add_rms_norm_backward"
+    _check_norm(op, s, weight, eps, x_batched=True, weight_dim=w_dim)
+    _check_like(op, "grad_out", g, "x", s, shape=True)
+    _check_like(op, "grad_residual_out", gr, "x", s, shape=True)
     weight = _batched_weight(weight, w_dim, size, s.dim()) if w_dim is not None else weight
     grad_x, grad_weight = _formulas.rms_norm_backward(g, s, weight, eps, keep=1)
-    return (grad_x + _batch_first(grad_residual_out, gr_dim, size), grad_weight), (0, 0)
+    return (grad_x + gr, grad_weight), (0, 0)
 
 
 class _FusedAddRmsNormBackward(_Function):
@@ -504,9 +545,14 @@ class _FusedAddRmsNormBackward(_Function):
     vmap = staticmethod(functools.partial(_fused_add_backward_vmap, _call))
 
 
-_register_autograd("fused_add_rms_norm", _FusedAddRmsNorm, _formulas.fused_add_rms_norm)
 _register_autograd(
-    "fused_add_rms_norm_backward", _FusedAddRmsNormBackward, _formulas.fused_add_rms_norm_backward
+    "fused_add_rms_norm", _FusedAddRmsNorm, _formulas.fused_add_rms_norm, _fused_add_rms_norm_fake
+)
+_register_autograd(
+    "fused_add_rms_norm_backward",
+    _FusedAddRmsNormBackward,
+    _formulas.fused_add_rms_norm_backward,
+    _fused_add_backward_fake,
 )
 _register_vmap("fused_add_rms_norm", _fused_add_vmap)
 _register_vmap("fused_add_rms_norm_backward", _fused_add_backward_vmap)
@@ -610,7 +656,12 @@ class _SiluAndMulBackward(_Function):
     vmap = staticmethod(functools.partial(_silu_backward_vmap, _call))
 
 
-_register_autograd("silu_and_mul", _SiluAndMul, _formulas.silu_and_mul)
-_register_autograd("silu_and_mul_backward", _SiluAndMulBackward, _formulas.silu_and_mul_backward)
+_register_autograd("silu_and_mul", _SiluAndMul, _formulas.silu_and_mul, _silu_and_mul_fake)
+_register_autograd(
+    "silu_and_mul_backward",
+    _SiluAndMulBackward,
+    _formulas.silu_and_mul_backward,
+    _silu_backward_fake,
+)
 _register_vmap("silu_and_mul", _silu_vmap)
 _register_vmap("silu_and_mul_backward", _silu_backward_vmap)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 import torch
 import torch.autograd.forward_ad as fwAD
-from torch.func import grad, hessian, jacfwd, jacrev, jvp, vjp, vmap
+from torch.func import functionalize, grad, hessian, jacfwd, jacrev, jvp, vjp, vmap
 
 import fusedops
 
@@ -321,3 +321,83 @@ def test_compile_still_differentiates(device: str) -> None:
         got = torch.autograd.grad(out.pow(2).sum(), args)
         want = torch.autograd.grad(ref_out.pow(2).sum(), ref_args)
         torch.testing.assert_close(got, want, **F64)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("entry", ["wrapper", "torch.ops"])
+def test_functionalize(device: str, entry: str) -> None:
+    """torch.func.functionalize had no rule for the ops' autograd.Function."""
+    rms = fusedops.rms_norm if entry == "wrapper" else ops.rms_norm.default
+    fused = fusedops.fused_add_rms_norm if entry == "wrapper" else ops.fused_add_rms_norm.default
+    silu = fusedops.silu_and_mul if entry == "wrapper" else ops.silu_and_mul.default
+    x, r, w = (
+        t(3, 8, device=device, seed=0),
+        t(3, 8, device=device, seed=1),
+        t(8, device=device, seed=2),
+    )
+    torch.testing.assert_close(functionalize(rms)(x, w), ref_rms_norm(x, w), **F64)
+    torch.testing.assert_close(functionalize(fused)(x, r, w), ref_fused_add(x, r, w), **F64)
+    torch.testing.assert_close(functionalize(silu)(x), ref_silu_and_mul(x), **F64)
+    torch.testing.assert_close(
+        grad(functionalize(lambda a: rms(a, w).pow(2).sum()))(x),
+        grad(lambda a: ref_rms_norm(a, w).pow(2).sum())(x),
+        **F64,
+    )
+
+
+def _transforms():
+    """Each runs f over its arguments under one torch.func transform (or a pair)."""
+
+    def under_grad(f, *args):
+        return grad(lambda *a: scalar(f(*a)))(*args)
+
+    def under_jvp(f, *args):
+        return jvp(f, args, tuple(torch.ones_like(a) for a in args))
+
+    def under_vmap_all(f, *args):  # every argument batched: the weight too
+        return vmap(f)(*(a.unsqueeze(0).expand(2, *a.shape) for a in args))
+
+    def under_vmap_grad(f, *args):
+        return vmap(lambda *a: grad(lambda *b: scalar(f(*b)))(*a))(
+            *(a.unsqueeze(0).expand(2, *a.shape) for a in args)
+        )
+
+    return {
+        "grad": under_grad,
+        "jvp": under_jvp,
+        "vmap": under_vmap_all,
+        "vmap(grad)": under_vmap_grad,
+    }
+
+
+BAD_INPUTS = [
+    # (op, args as shapes, the message): a weight of one element would broadcast in torch math
+    ("rms_norm", [(3, 8), (4,)], "fusedops.rms_norm: expected weight to have shape [8]"),
+    ("rms_norm", [(3, 8), (1,)], "fusedops.rms_norm: expected weight to have shape [8]"),
+    (
+        "fused_add_rms_norm",
+        [(3, 8), (3, 8), (1,)],
+        "fusedops.fused_add_rms_norm: expected weight to have shape [8]",
+    ),
+    (
+        "fused_add_rms_norm",
+        [(3, 8), (1, 8), (8,)],
+        "fusedops.fused_add_rms_norm: expected residual to have the same shape as x",
+    ),
+    (
+        "silu_and_mul",
+        [(3, 7)],
+        "fusedops.silu_and_mul: expected the last dimension of x to be even",
+    ),
+]
+
+
+@pytest.mark.parametrize("transform", list(_transforms()))
+@pytest.mark.parametrize("entry", ["wrapper", "torch.ops"])
+@pytest.mark.parametrize("name, shapes, message", BAD_INPUTS)
+def test_bad_input_under_transforms(name, shapes, message, entry, transform) -> None:
+    """Inside a transform the ops may run as torch-op formulas: the same checks still apply."""
+    fn = getattr(fusedops, name) if entry == "wrapper" else getattr(ops, name).default
+    args = [t(*shape, device="cpu", seed=i) for i, shape in enumerate(shapes)]
+    with pytest.raises(RuntimeError, match=message.replace("[", r"\[")):
+        _transforms()[transform](fn, *args)
