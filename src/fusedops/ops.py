@@ -8,12 +8,14 @@ Schemas and real kernels live in C++ (csrc/ops). Here each op gets
    backward is fused too and compiles.
 
 Autograd is a `torch.autograd.Function` per op (forward, setup_context,
-backward, jvp, vmap) installed as the op's Autograd kernel: torch's
-`register_autograd` makes a Function without `setup_context` or `jvp`, which
-torch.func refuses and forward-mode AD silently gets a zero tangent from. The
-backward ops have Functions too, whose derivatives (and every jvp) are torch-op
-formulas in `_formulas.py`, so double backward and higher orders are exact.
-`register_vmap` gives each op a batching rule.
+backward, jvp, vmap), applied by the wrappers (`_call`) and by the op's
+Autograd kernel for direct torch.ops calls. torch's `register_autograd` makes a
+Function without `setup_context` or `jvp`, which torch.func refuses and
+forward-mode AD silently gets a zero tangent from. The backward ops have
+Functions too, whose derivatives (and every jvp) are torch-op formulas in
+`_formulas.py`, so double backward and higher orders are exact.
+`register_vmap` gives each op a batching rule. docs/RELIABILITY.md lists the
+cases and their tests.
 """
 
 from __future__ import annotations
