@@ -225,7 +225,7 @@ def test_verify_finds_a_missing_file(install: Install) -> None:
 
 def test_verify_finds_an_unlisted_file(install: Install) -> None:
     """A second copy of the library (e.g. left from another build) is not from the wheel."""
-    stray = install.package / "_C.cpython-311-x86_64-linux-gnu.so"
+    stray = install.package / "_C_stale.so"
     shutil.copyfile(install.library, stray)
     result = install.doctor("--verify")
     assert result.returncode == 1
