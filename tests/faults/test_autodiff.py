@@ -401,3 +401,26 @@ def test_bad_input_under_transforms(name, shapes, message, entry, transform) -> 
     args = [t(*shape, device="cpu", seed=i) for i, shape in enumerate(shapes)]
     with pytest.raises(RuntimeError, match=message.replace("[", r"\[")):
         _transforms()[transform](fn, *args)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("entry", ["wrapper", "torch.ops"])
+def test_grad_mode_is_respected(device: str, entry: str) -> None:
+    """The no-grad fast path must not drop a graph that is wanted, nor build one that is not."""
+    rms = fusedops.rms_norm if entry == "wrapper" else ops.rms_norm.default
+    x, w = t(3, 8, device=device, seed=0), t(8, device=device, seed=1)
+    xg = x.clone().requires_grad_()
+    assert not rms(x, w).requires_grad
+    with torch.no_grad():
+        assert not rms(xg, w).requires_grad
+    with torch.inference_mode():
+        torch.testing.assert_close(rms(x, w), ref_rms_norm(x, w), **F64)
+    out = rms(xg, w)
+    assert out.grad_fn is not None
+    (got,) = torch.autograd.grad(scalar(out), xg)
+    xr = x.clone().requires_grad_()
+    (want,) = torch.autograd.grad(scalar(ref_rms_norm(xr, w)), xr)
+    torch.testing.assert_close(got, want, **F64)
+    # non-reentrant checkpointing runs the forward again under its own hooks
+    ckpt = torch.utils.checkpoint.checkpoint(lambda a: scalar(rms(a, w)), xg, use_reentrant=False)
+    torch.testing.assert_close(torch.autograd.grad(ckpt, xg)[0], want, **F64)
