@@ -28,7 +28,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 # The op and package tests run against the installed wheel; pipeline and build
 # tests exercise build tooling a GPU runner does not have.
-SUITE = ["tests/ops", "tests/package"]
+SUITE = [
+    "tests/ops",
+    "tests/package",
+    "tests/faults",
+    # the pipeline's own faults need the build tooling a GPU runner does not have
+    "--ignore=tests/faults/test_pipeline_input.py",
+]
 WORKLOAD = REPO / "tests" / "ops" / "sanitizer_workload.py"
 SANITIZER_TOOLS = ("memcheck", "racecheck")
 

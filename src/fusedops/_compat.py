@@ -10,6 +10,7 @@ second torch.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -44,6 +45,20 @@ def pip_command(base_version: str, torch_version: str, torch_cuda: str | None) -
     else:
         where = f"-f {index_url()}/{_variant.find_links_page(variant, torch_version)}"
     return f'pip install --force-reinstall --no-deps "fusedops=={version}" {where}'
+
+
+def reinstall_command(version: str | None) -> str:
+    """The pip command that puts back the same fusedops build (a damaged install)."""
+    if not version:
+        return "pip install --force-reinstall --no-deps fusedops"
+    local = version.partition("+")[2]
+    match = re.match(r"cu\d+|cpu", local)
+    if not match:  # the public (PyPI) version
+        return f'pip install --force-reinstall --no-deps "fusedops=={version}"'
+    return (
+        f'pip install --force-reinstall --no-deps "fusedops=={version}" '
+        f"--index-url {index_url()}/{match.group(0)}"
+    )
 
 
 def describe_build(info: Mapping[str, object]) -> str:

@@ -5,30 +5,92 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import _compat
+from . import _compat, _record
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
+# What the loader and `doctor` need from the build info (written by setup.py).
+_REQUIRED = {"version": str, "torch": str, "cuda": (str, type(None)), "abi": str, "arch_list": list}
+
+
+def _installed_version() -> str | None:
+    """The version pip installed, from the dist-info name (when the build info is unusable)."""
+    path = _record.find_record()
+    return _record.Record(path, {}).dist_version if path else None
+
+
+def _damaged(what: str, version: str | None) -> ImportError:
+    return ImportError(
+        f"fusedops is damaged: {what}.\n"
+        f"  fix: {_compat.reinstall_command(version)}\n"
+        "  (`python -m fusedops doctor --verify` checks every installed file)"
+    )
 
 
 def read_build_info() -> dict[str, Any]:
+    """The build info setup.py wrote, checked: ImportError saying how to fix it otherwise."""
+    path = _PACKAGE_DIR / "_build_info.py"
     try:
         from ._build_info import BUILD_INFO
     except ImportError:
-        raise ImportError(
-            "fusedops has no build info: it was imported from a source tree that was never "
-            "built. Install a wheel (`pip install fusedops`) or build one (`nox -s build`)."
+        if _record.find_record() is None:
+            raise ImportError(
+                "fusedops has no build info: it was imported from a source tree that was never "
+                "built. Install a wheel (`pip install fusedops`) or build one (`nox -s build`)."
+            ) from None
+        # The wheel shipped it: the install lost it.
+        raise _damaged(f"{path} is missing or has no BUILD_INFO", _installed_version()) from None
+    except Exception as err:  # a corrupt file can raise anything while it executes
+        raise _damaged(
+            f"{path} cannot be read ({type(err).__name__}: {err})", _installed_version()
         ) from None
+    if not isinstance(BUILD_INFO, dict):
+        raise _damaged(f"BUILD_INFO in {path} is not a dict", _installed_version())
+    missing = [key for key in _REQUIRED if key not in BUILD_INFO]
+    wrong = [
+        key
+        for key, kind in _REQUIRED.items()
+        if key in BUILD_INFO and not isinstance(BUILD_INFO[key], kind)
+    ]
+    if missing or wrong:
+        what = "; ".join(
+            part
+            for part in (
+                f"missing {', '.join(missing)}" if missing else "",
+                f"wrong type for {', '.join(wrong)}" if wrong else "",
+            )
+            if part
+        )
+        version = BUILD_INFO.get("version") if "version" not in wrong else None
+        raise _damaged(
+            f"its build info ({path}) is incomplete: {what}", version or _installed_version()
+        )
     return dict(BUILD_INFO)
 
 
-def library_path() -> Path:
+def library_path(version: str | None = None) -> Path:
     candidates = sorted(_PACKAGE_DIR.glob("_C*.so"))
     if not candidates:
-        raise ImportError(
-            f"fusedops's compiled library (_C*.so) is missing from {_PACKAGE_DIR}; "
-            "reinstall the wheel"
-        )
+        what = f"its compiled library (_C*.so) is missing from {_PACKAGE_DIR}"
+        if _record.find_record(version) is None:
+            raise ImportError(
+                f"fusedops cannot load: {what}, and no installed wheel's RECORD is next to it "
+                "(a source tree?). Install a wheel (`pip install fusedops`) or build one "
+                "(`nox -s build`)."
+            )
+        raise _damaged(what, version)
     return candidates[0]
+
+
+def check_library(library: Path, version: str | None) -> None:
+    """Refuse a library that would crash dlopen or its first use (truncated, foreign)."""
+    record_path = _record.find_record(version)
+    try:
+        record = _record.read_record(record_path) if record_path else None
+    except _record.RecordError as err:
+        raise _damaged(f"the wheel's RECORD is unreadable ({err})", version) from None
+    problem = _record.library_problem(library, record)
+    if problem is not None:
+        raise _damaged(f"its compiled library {library} is unusable: {problem}", version)
 
 
 def load_library() -> dict[str, Any]:
@@ -41,8 +103,10 @@ def load_library() -> dict[str, Any]:
         raise ImportError(
             _compat.mismatch_message(info, torch.__version__, torch.version.cuda, reason)
         )
+    library = library_path(info["version"])
+    check_library(library, info["version"])
     try:
-        torch.ops.load_library(str(library_path()))
+        torch.ops.load_library(str(library))
     except OSError as err:
         # A mismatch the build info could not predict (e.g. a hand-built torch):
         # still name both builds and the fix, with the loader's own words.

@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from pathlib import Path
 from typing import Any
 
-from . import _compat
+from . import _compat, _record
 from ._version import __version__
 
 ENV_VARS = ("CUDA_HOME", "CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST", "FUSEDOPS_INDEX_URL")
@@ -54,8 +55,27 @@ def _build_report() -> dict[str, Any]:
         return {"error": str(err)}
 
 
-def collect(load_error: BaseException | None = None) -> dict[str, Any]:
-    """Everything the doctor knows, and its verdict."""
+def _verify_report(version: str | None) -> dict[str, Any]:
+    """Every installed file against the wheel's RECORD (`doctor --verify`)."""
+    path = _record.find_record(version)
+    if path is None:
+        return {
+            "record": None,
+            "checked": 0,
+            "problems": [
+                f"no installed wheel's RECORD next to {_record.PACKAGE_DIR}: nothing to verify "
+                "against (a source tree or an editable install?)"
+            ],
+        }
+    try:
+        checked, problems = _record.verify(_record.read_record(path))
+    except _record.RecordError as err:
+        checked, problems = 0, [str(err)]
+    return {"record": str(path), "checked": checked, "problems": problems}
+
+
+def collect(load_error: BaseException | None = None, verify: bool = False) -> dict[str, Any]:
+    """Everything the doctor knows, and its verdict; `verify` adds the RECORD check."""
     torch_info = _torch_report()
     build = _build_report()
     problems: list[str] = []
@@ -96,7 +116,15 @@ def collect(load_error: BaseException | None = None) -> dict[str, Any]:
     if load_error is not None and not problems:
         problems.append(f"the library failed to load: {load_error}")
 
-    return {
+    verified = None
+    if verify:
+        version = build.get("version") if "error" not in build else None
+        verified = _verify_report(version)
+        problems += [f"--verify: {p}" for p in verified["problems"]]
+        if verified["problems"]:
+            advice.append(_compat.reinstall_command(version or _installed_version(verified)))
+
+    report: dict[str, Any] = {
         "python": {"version": platform.python_version(), "executable": sys.executable},
         "platform": platform.platform(),
         "environment": {name: os.environ[name] for name in ENV_VARS if name in os.environ},
@@ -106,6 +134,15 @@ def collect(load_error: BaseException | None = None) -> dict[str, Any]:
         "advice": advice,
         "verdict": "OK" if not problems else "PROBLEM",
     }
+    if verified is not None:
+        report["verify"] = verified
+    return report
+
+
+def _installed_version(verified: dict[str, Any]) -> str | None:
+    if not verified["record"]:
+        return None
+    return _record.Record(Path(verified["record"]), {}).dist_version
 
 
 def render(report: dict[str, Any]) -> str:
@@ -150,6 +187,13 @@ def render(report: dict[str, Any]) -> str:
             cap = f"{gpu['capability'][0]}.{gpu['capability'][1]}"
             status = ("covered: " if gpu.get("covered") else "NOT covered: ") + gpu.get("how", "?")
             row(f"cuda:{gpu['index']}", f"{gpu['name']} (sm {cap}) {status}")
+
+    if "verify" in report:
+        verified = report["verify"]
+        lines += ["", "installed files (--verify)"]
+        row("RECORD", verified["record"] or "not found")
+        row("files checked", verified["checked"])
+        row("result", "all match RECORD" if not verified["problems"] else "MISMATCH (see below)")
 
     lines += ["", f"verdict: {report['verdict']}"]
     lines += [f"  problem: {p}" for p in report["problems"]]

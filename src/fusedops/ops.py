@@ -4,20 +4,38 @@ Schemas and real kernels live in C++ (csrc/ops). Here each op gets
 1. a typed, documented wrapper,
 2. a fake kernel (`register_fake`) whose `torch._check`s mirror the C++
    checks, so torch.compile and FakeTensor see the same errors and shapes,
-3. an autograd formula (`register_autograd`) built from fusedops's own
-   backward ops, so the backward is fused too and compiles.
+3. an autograd formula built from fusedops's own backward ops, so the
+   backward is fused too and compiles.
+
+Autograd is a `torch.autograd.Function` per op (forward, setup_context,
+backward, jvp, vmap), applied by the wrappers (`_call`) and by the op's
+Autograd kernel for direct torch.ops calls. torch's `register_autograd` makes a
+Function without `setup_context` or `jvp`, which torch.func refuses and
+forward-mode AD silently gets a zero tangent from. The backward ops have
+Functions too, whose derivatives (and every jvp) are torch-op formulas in
+`_formulas.py`, so double backward and higher orders are exact.
+`register_vmap` gives each op a batching rule. docs/RELIABILITY.md lists the
+cases and their tests.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import torch
+import torch.autograd.forward_ad as _forward_ad
 from torch import Tensor
 
-from . import _compat
+from . import _compat, _formulas
 from ._loader import read_build_info
 
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 _ops = torch.ops.fusedops
+# Every Python registration (fake, autograd, vmap) goes through this one
+# Library: a reload of this module drops the old object and its registrations
+# with it, so importlib.reload re-registers cleanly.
+_LIB = torch.library.Library("fusedops", "IMPL")
 
 
 # ---- GPU architecture check --------------------------------------------------
@@ -79,15 +97,31 @@ def _check_like(op: str, name: str, t: Tensor, ref_name: str, ref: Tensor, shape
         )
 
 
-def _check_norm(op: str, x: Tensor, weight: Tensor, eps: float) -> None:
+def _check_norm(
+    op: str,
+    x: Tensor,
+    weight: Tensor,
+    eps: float,
+    *,
+    x_batched: bool = False,
+    weight_dim: int | None = None,
+) -> None:
+    """Under vmap the shapes checked are one sample's: x batch-first (`x_batched`),
+    weight batched along `weight_dim` (None: not batched)."""
+    x_shape = x.shape[1:] if x_batched else x.shape
+    w_shape = weight.shape
+    if weight_dim is not None:
+        w_shape = w_shape[:weight_dim] + w_shape[weight_dim + 1 :]
     _check_dtype(op, "x", x)
-    torch._check(x.dim() >= 1, lambda: f"fusedops.{op}: expected x to have at least 1 dimension")
+    torch._check(
+        len(x_shape) >= 1, lambda: f"fusedops.{op}: expected x to have at least 1 dimension"
+    )
     _check_like(op, "weight", weight, "x", x, shape=False)
     torch._check(
-        weight.dim() == 1 and weight.shape[0] == x.shape[-1],
+        len(w_shape) == 1 and w_shape[0] == x_shape[-1],
         lambda: (
-            f"fusedops.{op}: expected weight to have shape [{x.shape[-1]}] (the last "
-            f"dimension of x), got {list(weight.shape)}"
+            f"fusedops.{op}: expected weight to have shape [{x_shape[-1]}] (the last "
+            f"dimension of x), got {list(w_shape)}"
         ),
     )
     torch._check(eps >= 0, lambda: f"fusedops.{op}: expected eps to be non-negative, got {eps}")
@@ -109,12 +143,141 @@ def _empty_like(t: Tensor) -> Tensor:
     return torch.empty(t.shape, dtype=t.dtype, device=t.device)
 
 
+# ---- autograd and vmap plumbing --------------------------------------------------
+def _needs_autograd(args: tuple) -> bool:
+    """Whether a call outside torch.func must record a derivative.
+
+    Reverse mode needs it only when an input requires grad; forward-mode AD
+    whenever it is active (a dual tensor need not require grad). The common
+    no-grad call skips autograd entirely.
+    """
+    return (
+        torch.is_grad_enabled() and torch._C._any_requires_grad(*args)
+    ) or _forward_ad._current_level >= 0
+
+
+class _Function(torch.autograd.Function):
+    """Base of the ops' Functions: written in the setup_context style that
+    torch.func needs, each also gets `ctx_style`, the same Function with the
+    context in forward. Outside torch.func that one is applied: torch binds the
+    arguments of a setup_context-style Function through inspect.signature on
+    every call, which tripled the cost of a call with requires_grad.
+    """
+
+    ctx_style: type[torch.autograd.Function]
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+
+        def forward(ctx, *args):
+            output = cls.forward(*args)
+            cls.setup_context(ctx, args, output)
+            return output
+
+        cls.ctx_style = type(
+            f"{cls.__name__}CtxStyle",
+            (torch.autograd.Function,),
+            {
+                "forward": staticmethod(forward),
+                "backward": staticmethod(cls.backward),
+                "jvp": staticmethod(cls.jvp),
+            },
+        )
+
+
+def _call(function: type[_Function], op: Callable, *args):
+    """Every Python call of a fusedops op goes here (wrappers, backwards, vmap rules).
+
+    An autograd.Function must be applied from Python, above the dispatcher: that
+    is where torch.func's transforms see it. Under torch.compile the op itself is
+    traced and AOTAutograd differentiates it through the Autograd kernel.
+    """
+    if torch.compiler.is_compiling():
+        return op(*args)
+    if torch._C._are_functorch_transforms_active():
+        if _top_transform_is_functionalize():
+            # torch.func.functionalize has no rule for autograd.Functions; the op
+            # is functional already, and the Autograd kernel serves it.
+            return op(*args)
+        return function.apply(*args)
+    if _needs_autograd(args):
+        return function.ctx_style.apply(*args)
+    with torch._C._AutoDispatchBelowAutograd():
+        return op(*args)
+
+
+def _top_transform_is_functionalize() -> bool:
+    top = torch._C._functorch.peek_interpreter_stack()
+    return top is not None and top.key() == torch._C._functorch.TransformType.Functionalize
+
+
+def _register_autograd(
+    name: str, function: type[_Function], formula: Callable, check: Callable
+) -> None:
+    """The Autograd kernel of fusedops::name, for callers of torch.ops.fusedops.name.
+
+    Under a torch.func transform the dispatcher reaches this kernel inside the
+    transform, where an autograd.Function cannot be applied; there the op is
+    computed by `formula` (the same math in torch ops, float32 accumulation),
+    which the transform differentiates itself, after `check` (the fake kernel:
+    the C++ checks, which the formula would skip).
+    """
+    op = getattr(_ops, name).default
+    # The dispatcher drops trailing arguments equal to their defaults; put them back.
+    defaults = tuple(arg.default_value for arg in op._schema.arguments)
+    after_autograd = torch._C._after_autograd_keyset
+
+    def kernel(keyset: torch._C.DispatchKeySet, *args):
+        if len(args) < len(defaults):
+            args = args + defaults[len(args) :]
+        if torch._C._are_functorch_transforms_active():
+            check(*args)
+            return formula(*args)
+        if _needs_autograd(args):
+            return function.ctx_style.apply(*args)
+        with torch._C._AutoDispatchBelowAutograd():
+            return op.redispatch(keyset & after_autograd, *args)
+
+    _LIB.impl(name, kernel, "Autograd", with_keyset=True)
+
+
+def _below_autograd(op: Callable, *args):
+    # A Function's forward runs the kernel itself; without the guard the call
+    # would come back to the Autograd kernel while forward AD is active.
+    with torch._C._AutoDispatchBelowAutograd():
+        return op(*args)
+
+
+def _batch_first(t: Tensor, dim: int | None, size: int) -> Tensor:
+    """The vmapped dimension moved to the front (expanded if t is not batched)."""
+    return t.movedim(dim, 0) if dim is not None else t.expand(size, *t.shape)
+
+
+def _batched_weight(weight: Tensor, dim: int | None, size: int, ndim: int) -> Tensor:
+    """A [B, N] weight shaped to broadcast against a batch-first [B, ..., N] input."""
+    w = _batch_first(weight, dim, size)
+    return w.reshape(size, *([1] * (ndim - 2)), w.shape[-1])
+
+
+def _raw_call(function: type[_Function], op: Callable, *args):
+    # In a register_vmap rule functorch has already entered the vmap layer: the
+    # op call goes on through the dispatcher to the next layer (autograd, or an
+    # outer transform), where no Function may be applied.
+    return op(*args)
+
+
+def _register_vmap(name: str, rule: Callable) -> None:
+    """The batching rule of torch.ops.fusedops.name; the Functions use the same rules."""
+    torch.library.register_vmap(f"fusedops::{name}", functools.partial(rule, _raw_call), lib=_LIB)
+
+
 # ---- rms_norm ------------------------------------------------------------------
 def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-6) -> Tensor:
     """RMSNorm over the last dimension: ``x / sqrt(mean(x**2, -1) + eps) * weight``.
 
     Accumulates in float32 (float64 for float64 inputs) and returns x's dtype;
     matches ``torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, eps)``.
+    Differentiable to any order, in forward mode too, and under torch.func.
 
     Args:
         x: ``[..., hidden]``, float32/float16/bfloat16/float64, any strides.
@@ -122,37 +285,112 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-6) -> Tensor:
         eps: added to the mean square; must be >= 0.
     """
     _check_arch(x)
-    return _ops.rms_norm.default(x, weight, eps)
+    return _call(_RmsNorm, _ops.rms_norm.default, x, weight, eps)
 
 
-@torch.library.register_fake("fusedops::rms_norm")
+@torch.library.register_fake("fusedops::rms_norm", lib=_LIB)
 def _rms_norm_fake(x: Tensor, weight: Tensor, eps: float = 1e-6) -> Tensor:
     _check_norm("rms_norm", x, weight, eps)
     return _empty_like(x)
 
 
-def _rms_norm_setup(ctx, inputs, output) -> None:
-    x, weight, eps = inputs
-    ctx.save_for_backward(x, weight)
-    ctx.eps = eps
+def _rms_norm_vmap(call: Callable, info, in_dims, x: Tensor, weight: Tensor, eps: float = 1e-6):
+    x_dim, w_dim = in_dims[0], in_dims[1]
+    x = _batch_first(x, x_dim, info.batch_size)
+    if w_dim is None:  # rows are independent: the batch is more rows
+        return call(_RmsNorm, _ops.rms_norm.default, x, weight, eps), 0
+    _check_norm("rms_norm", x, weight, eps, x_batched=True, weight_dim=w_dim)
+    weight = _batched_weight(weight, w_dim, info.batch_size, x.dim())
+    return _formulas.rms_norm(x, weight, eps), 0
 
 
-def _rms_norm_backward(ctx, grad: Tensor):
-    x, weight = ctx.saved_tensors
-    grad_x, grad_weight = _ops.rms_norm_backward.default(grad, x, weight, ctx.eps)
-    return grad_x, grad_weight, None
+class _RmsNorm(_Function):
+    @staticmethod
+    def forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+        return _below_autograd(_ops.rms_norm.default, x, weight, eps)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        x, weight, eps = inputs
+        ctx.save_for_backward(x, weight)
+        ctx.save_for_forward(x, weight)
+        ctx.eps = eps
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        x, weight = ctx.saved_tensors
+        grad_x, grad_weight = _call(
+            _RmsNormBackward, _ops.rms_norm_backward.default, grad, x, weight, ctx.eps
+        )
+        return grad_x, grad_weight, None
+
+    @staticmethod
+    def jvp(ctx, x_t: Tensor | None, weight_t: Tensor | None, _eps_t: None) -> Tensor:
+        x, weight = ctx.saved_tensors
+        return _formulas.rms_norm_jvp(x, weight, ctx.eps, x_t, weight_t)
+
+    vmap = staticmethod(functools.partial(_rms_norm_vmap, _call))
 
 
-torch.library.register_autograd(
-    "fusedops::rms_norm", _rms_norm_backward, setup_context=_rms_norm_setup
-)
-
-
-@torch.library.register_fake("fusedops::rms_norm_backward")
+@torch.library.register_fake("fusedops::rms_norm_backward", lib=_LIB)
 def _rms_norm_backward_fake(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float):
     _check_norm("rms_norm_backward", x, weight, eps)
     _check_like("rms_norm_backward", "grad_out", grad_out, "x", x, shape=True)
     return _empty_like(x), _empty_like(weight)
+
+
+def _rms_norm_backward_vmap(
+    call: Callable, info, in_dims, grad_out: Tensor, x: Tensor, weight: Tensor, eps
+):
+    # The fused kernel sums the weight gradient over every row, batch included;
+    # under vmap each batch entry needs its own sum, so use the formula.
+    g_dim, x_dim, w_dim = in_dims[:3]
+    size = info.batch_size
+    g, x = _batch_first(grad_out, g_dim, size), _batch_first(x, x_dim, size)
+    _check_norm("rms_norm_backward", x, weight, eps, x_batched=True, weight_dim=w_dim)
+    _check_like("rms_norm_backward", "grad_out", g, "x", x, shape=True)
+    weight = _batched_weight(weight, w_dim, size, x.dim()) if w_dim is not None else weight
+    return _formulas.rms_norm_backward(g, x, weight, eps, keep=1), (0, 0)
+
+
+class _RmsNormBackward(_Function):
+    @staticmethod
+    def forward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float):
+        return _below_autograd(_ops.rms_norm_backward.default, grad_out, x, weight, eps)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        grad_out, x, weight, eps = inputs
+        ctx.save_for_backward(grad_out, x, weight)
+        ctx.save_for_forward(grad_out, x, weight)
+        ctx.eps = eps
+
+    @staticmethod
+    def backward(ctx, grad_grad_x: Tensor, grad_grad_weight: Tensor):
+        grad_out, x, weight = ctx.saved_tensors
+        return (
+            *_formulas.rms_norm_backward_vjp(
+                grad_out, x, weight, ctx.eps, grad_grad_x, grad_grad_weight
+            ),
+            None,
+        )
+
+    @staticmethod
+    def jvp(ctx, grad_out_t, x_t, weight_t, _eps_t):
+        grad_out, x, weight = ctx.saved_tensors
+        return _formulas.rms_norm_backward_jvp(
+            grad_out, x, weight, ctx.eps, grad_out_t, x_t, weight_t
+        )
+
+    vmap = staticmethod(functools.partial(_rms_norm_backward_vmap, _call))
+
+
+_register_autograd("rms_norm", _RmsNorm, _formulas.rms_norm, _rms_norm_fake)
+_register_autograd(
+    "rms_norm_backward", _RmsNormBackward, _formulas.rms_norm_backward, _rms_norm_backward_fake
+)
+_register_vmap("rms_norm", _rms_norm_vmap)
+_register_vmap("rms_norm_backward", _rms_norm_backward_vmap)
 
 
 # ---- fused_add_rms_norm ------------------------------------------------------
@@ -163,7 +401,8 @@ def fused_add_rms_norm(
 
     ``residual_out = x + residual`` (rounded to x's dtype) and
     ``out = rms_norm(residual_out, weight, eps)``. Functional: no input is
-    modified.
+    modified. Differentiable to any order, in forward mode too, and under
+    torch.func.
 
     Args:
         x, residual: ``[..., hidden]``, same shape, dtype and device.
@@ -171,38 +410,76 @@ def fused_add_rms_norm(
         eps: added to the mean square; must be >= 0.
     """
     _check_arch(x)
-    return _ops.fused_add_rms_norm.default(x, residual, weight, eps)
+    return _call(_FusedAddRmsNorm, _ops.fused_add_rms_norm.default, x, residual, weight, eps)
 
 
-@torch.library.register_fake("fusedops::fused_add_rms_norm")
+@torch.library.register_fake("fusedops::fused_add_rms_norm", lib=_LIB)
 def _fused_add_rms_norm_fake(x: Tensor, residual: Tensor, weight: Tensor, eps: float = 1e-6):
     _check_norm("fused_add_rms_norm", x, weight, eps)
     _check_like("fused_add_rms_norm", "residual", residual, "x", x, shape=True)
     return _empty_like(x), _empty_like(x)
 
 
-def _fused_add_setup(ctx, inputs, output) -> None:
-    _, _, weight, eps = inputs
-    _, residual_out = output
-    ctx.save_for_backward(residual_out, weight)
-    ctx.eps = eps
+def _fused_add_vmap(
+    call: Callable, info, in_dims, x: Tensor, residual: Tensor, weight: Tensor, eps: float = 1e-6
+):
+    x_dim, r_dim, w_dim = in_dims[:3]
+    size = info.batch_size
+    x, residual = _batch_first(x, x_dim, size), _batch_first(residual, r_dim, size)
+    if w_dim is None:
+        outputs = call(_FusedAddRmsNorm, _ops.fused_add_rms_norm.default, x, residual, weight, eps)
+        return outputs, (0, 0)
+    _check_norm("fused_add_rms_norm", x, weight, eps, x_batched=True, weight_dim=w_dim)
+    _check_like("fused_add_rms_norm", "residual", residual, "x", x, shape=True)
+    residual_out = x + residual
+    weight = _batched_weight(weight, w_dim, size, x.dim())
+    return (_formulas.rms_norm(residual_out, weight, eps), residual_out), (0, 0)
 
 
-def _fused_add_backward(ctx, grad_out: Tensor, grad_residual_out: Tensor):
-    residual_out, weight = ctx.saved_tensors
-    grad_sum, grad_weight = _ops.fused_add_rms_norm_backward.default(
-        grad_out, grad_residual_out, residual_out, weight, ctx.eps
-    )
-    # d(x + residual)/dx = d/dresidual = identity: both get the same gradient.
-    return grad_sum, grad_sum, grad_weight, None
+class _FusedAddRmsNorm(_Function):
+    @staticmethod
+    def forward(x: Tensor, residual: Tensor, weight: Tensor, eps: float):
+        return _below_autograd(_ops.fused_add_rms_norm.default, x, residual, weight, eps)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        _, _, weight, eps = inputs
+        _, residual_out = output
+        ctx.save_for_backward(residual_out, weight)
+        ctx.save_for_forward(residual_out, weight)
+        ctx.eps = eps
+
+    @staticmethod
+    def backward(ctx, grad_out: Tensor, grad_residual_out: Tensor):
+        residual_out, weight = ctx.saved_tensors
+        grad_sum, grad_weight = _call(
+            _FusedAddRmsNormBackward,
+            _ops.fused_add_rms_norm_backward.default,
+            grad_out,
+            grad_residual_out,
+            residual_out,
+            weight,
+            ctx.eps,
+        )
+        # d(x + residual)/dx = d/dresidual = identity: both get the same gradient.
+        return grad_sum, grad_sum, grad_weight, None
+
+    @staticmethod
+    def jvp(ctx, x_t, residual_t, weight_t, _eps_t):
+        residual_out, weight = ctx.saved_tensors
+        if x_t is None or residual_t is None:
+            sum_t = x_t if residual_t is None else residual_t
+        else:
+            sum_t = x_t + residual_t
+        if sum_t is None:
+            sum_t = torch.zeros_like(residual_out)
+        out_t = _formulas.rms_norm_jvp(residual_out, weight, ctx.eps, sum_t, weight_t)
+        return out_t, sum_t.to(residual_out.dtype)
+
+    vmap = staticmethod(functools.partial(_fused_add_vmap, _call))
 
 
-torch.library.register_autograd(
-    "fusedops::fused_add_rms_norm", _fused_add_backward, setup_context=_fused_add_setup
-)
-
-
-@torch.library.register_fake("fusedops::fused_add_rms_norm_backward")
+@torch.library.register_fake("fusedops::fused_add_rms_norm_backward", lib=_LIB)
 def _fused_add_backward_fake(
     grad_out: Tensor, grad_residual_out: Tensor, residual_out: Tensor, weight: Tensor, eps: float
 ):
@@ -213,9 +490,81 @@ def _fused_add_backward_fake(
     return _empty_like(residual_out), _empty_like(weight)
 
 
+def _fused_add_backward_vmap(
+    call: Callable, info, in_dims, grad_out, grad_residual_out, residual_out, weight, eps: float
+):
+    g_dim, gr_dim, s_dim, w_dim = in_dims[:4]
+    size = info.batch_size
+    g, s = _batch_first(grad_out, g_dim, size), _batch_first(residual_out, s_dim, size)
+    gr = _batch_first(grad_residual_out, gr_dim, size)
+    op = "fused_add_rms_norm_backward"
+    _check_norm(op, s, weight, eps, x_batched=True, weight_dim=w_dim)
+    _check_like(op, "grad_out", g, "x", s, shape=True)
+    _check_like(op, "grad_residual_out", gr, "x", s, shape=True)
+    weight = _batched_weight(weight, w_dim, size, s.dim()) if w_dim is not None else weight
+    grad_x, grad_weight = _formulas.rms_norm_backward(g, s, weight, eps, keep=1)
+    return (grad_x + gr, grad_weight), (0, 0)
+
+
+class _FusedAddRmsNormBackward(_Function):
+    @staticmethod
+    def forward(grad_out, grad_residual_out, residual_out, weight, eps: float):
+        return _below_autograd(
+            _ops.fused_add_rms_norm_backward.default,
+            grad_out,
+            grad_residual_out,
+            residual_out,
+            weight,
+            eps,
+        )
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        grad_out, _, residual_out, weight, eps = inputs
+        ctx.save_for_backward(grad_out, residual_out, weight)
+        ctx.save_for_forward(grad_out, residual_out, weight)
+        ctx.eps = eps
+
+    @staticmethod
+    def backward(ctx, grad_grad_sum: Tensor, grad_grad_weight: Tensor):
+        grad_out, residual_out, weight = ctx.saved_tensors
+        grad_g, grad_s, grad_w = _formulas.rms_norm_backward_vjp(
+            grad_out, residual_out, weight, ctx.eps, grad_grad_sum, grad_grad_weight
+        )
+        # grad_sum = rms_norm's grad_x + grad_residual_out: the latter passes straight through.
+        return grad_g, grad_grad_sum, grad_s, grad_w, None
+
+    @staticmethod
+    def jvp(ctx, grad_out_t, grad_residual_out_t, residual_out_t, weight_t, _eps_t):
+        grad_out, residual_out, weight = ctx.saved_tensors
+        sum_t, weight_grad_t = _formulas.rms_norm_backward_jvp(
+            grad_out, residual_out, weight, ctx.eps, grad_out_t, residual_out_t, weight_t
+        )
+        if grad_residual_out_t is not None:
+            sum_t = sum_t + grad_residual_out_t
+        return sum_t, weight_grad_t
+
+    vmap = staticmethod(functools.partial(_fused_add_backward_vmap, _call))
+
+
+_register_autograd(
+    "fused_add_rms_norm", _FusedAddRmsNorm, _formulas.fused_add_rms_norm, _fused_add_rms_norm_fake
+)
+_register_autograd(
+    "fused_add_rms_norm_backward",
+    _FusedAddRmsNormBackward,
+    _formulas.fused_add_rms_norm_backward,
+    _fused_add_backward_fake,
+)
+_register_vmap("fused_add_rms_norm", _fused_add_vmap)
+_register_vmap("fused_add_rms_norm_backward", _fused_add_backward_vmap)
+
+
 # ---- silu_and_mul ------------------------------------------------------------
 def silu_and_mul(x: Tensor) -> Tensor:
     """SwiGLU activation: ``silu(x[..., :d]) * x[..., d:]`` for x of last dim ``2*d``.
+
+    Differentiable to any order, in forward mode too, and under torch.func.
 
     Args:
         x: ``[..., 2*d]``, float32/float16/bfloat16/float64, any strides.
@@ -224,29 +573,45 @@ def silu_and_mul(x: Tensor) -> Tensor:
         ``[..., d]`` in x's dtype.
     """
     _check_arch(x)
-    return _ops.silu_and_mul.default(x)
+    return _call(_SiluAndMul, _ops.silu_and_mul.default, x)
 
 
-@torch.library.register_fake("fusedops::silu_and_mul")
+@torch.library.register_fake("fusedops::silu_and_mul", lib=_LIB)
 def _silu_and_mul_fake(x: Tensor) -> Tensor:
     _check_glu("silu_and_mul", x)
     return x.new_empty((*x.shape[:-1], x.shape[-1] // 2))
 
 
-def _silu_setup(ctx, inputs, output) -> None:
-    (x,) = inputs
-    ctx.save_for_backward(x)
+def _silu_vmap(call: Callable, info, in_dims, x: Tensor):
+    x = _batch_first(x, in_dims[0], info.batch_size)
+    return call(_SiluAndMul, _ops.silu_and_mul.default, x), 0
 
 
-def _silu_backward(ctx, grad: Tensor):
-    (x,) = ctx.saved_tensors
-    return _ops.silu_and_mul_backward.default(grad, x)
+class _SiluAndMul(_Function):
+    @staticmethod
+    def forward(x: Tensor) -> Tensor:
+        return _below_autograd(_ops.silu_and_mul.default, x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        (x,) = inputs
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
+        return _call(_SiluAndMulBackward, _ops.silu_and_mul_backward.default, grad, x)
+
+    @staticmethod
+    def jvp(ctx, x_t: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
+        return _formulas.silu_and_mul_jvp(x, x_t)
+
+    vmap = staticmethod(functools.partial(_silu_vmap, _call))
 
 
-torch.library.register_autograd("fusedops::silu_and_mul", _silu_backward, setup_context=_silu_setup)
-
-
-@torch.library.register_fake("fusedops::silu_and_mul_backward")
+@torch.library.register_fake("fusedops::silu_and_mul_backward", lib=_LIB)
 def _silu_backward_fake(grad_out: Tensor, x: Tensor) -> Tensor:
     op = "silu_and_mul_backward"
     _check_glu(op, x)
@@ -260,3 +625,45 @@ def _silu_backward_fake(grad_out: Tensor, x: Tensor) -> Tensor:
         ),
     )
     return _empty_like(x)
+
+
+def _silu_backward_vmap(call: Callable, info, in_dims, grad_out: Tensor, x: Tensor):
+    # No reduction across rows: the batch is more rows for the fused kernel.
+    size = info.batch_size
+    g, x = _batch_first(grad_out, in_dims[0], size), _batch_first(x, in_dims[1], size)
+    return call(_SiluAndMulBackward, _ops.silu_and_mul_backward.default, g, x), 0
+
+
+class _SiluAndMulBackward(_Function):
+    @staticmethod
+    def forward(grad_out: Tensor, x: Tensor) -> Tensor:
+        return _below_autograd(_ops.silu_and_mul_backward.default, grad_out, x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        grad_out, x = inputs
+        ctx.save_for_backward(grad_out, x)
+        ctx.save_for_forward(grad_out, x)
+
+    @staticmethod
+    def backward(ctx, grad_grad_x: Tensor):
+        grad_out, x = ctx.saved_tensors
+        return _formulas.silu_and_mul_backward_vjp(grad_out, x, grad_grad_x)
+
+    @staticmethod
+    def jvp(ctx, grad_out_t, x_t) -> Tensor:
+        grad_out, x = ctx.saved_tensors
+        return _formulas.silu_and_mul_backward_jvp(grad_out, x, grad_out_t, x_t)
+
+    vmap = staticmethod(functools.partial(_silu_backward_vmap, _call))
+
+
+_register_autograd("silu_and_mul", _SiluAndMul, _formulas.silu_and_mul, _silu_and_mul_fake)
+_register_autograd(
+    "silu_and_mul_backward",
+    _SiluAndMulBackward,
+    _formulas.silu_and_mul_backward,
+    _silu_backward_fake,
+)
+_register_vmap("silu_and_mul", _silu_vmap)
+_register_vmap("silu_and_mul_backward", _silu_backward_vmap)
