@@ -8,6 +8,7 @@
     nox -s index -- WHEEL_DIR OUT_DIR  per-CUDA PEP 503 indexes
     nox -s gpu_tests -- WHEEL...       the suite on this machine's GPU, GPU tests required
     nox -s release_dry_run             the release's own steps for the cells built here -> dist/release/
+    nox -s pypi_wheel                  the one PyPI wheel (a library per family) -> wheelhouse/pypi/
 
 Sessions stay thin: the logic is in pipeline/ (`python -m pipeline ...`), the
 same entry point cibuildwheel's hooks and the workflows call.
@@ -187,3 +188,27 @@ def release_dry_run(session: nox.Session) -> None:
     session.install(*RELEASE_TOOLS)
     cells = ["--cells", *session.posargs] if session.posargs else []
     session.run("python", "-m", "pipeline", "release", "rehearse", "--out", "dist/release", *cells)
+
+
+@nox.session(python=BUILD_PYTHON)
+def pypi_wheel(session: nox.Session) -> None:
+    """The one PyPI wheel from this machine's parts -> wheelhouse/pypi/ (gated).
+
+    Builds the PyPI parts this machine can build (CPU and CUDA 13; CUDA 12 nvcc is
+    not on PyPI, so the release workflow builds that part), each through
+    `python -m pipeline build`, then assembles and gates them. Pass part wheels
+    after -- to assemble those instead (as the release does with all three).
+    """
+    _install_pipeline_tools(session)
+    out = REPO / "wheelhouse" / "pypi"
+    parts = [str(Path(p).resolve()) for p in session.posargs]
+    if not parts:
+        parts_dir = Path(session.create_tmp()) / "parts"
+        for cell in matrix.pypi_cells(buildable_here=True):
+            session.run("python", "-m", "pipeline", "build", cell.id, "--out", str(parts_dir))
+        parts = [str(p) for p in sorted(parts_dir.glob("*.whl"))]
+    for old in out.glob("*.whl"):
+        old.unlink()
+    session.run("python", "-m", "pipeline", "pypi-wheel", *parts, "-o", str(out))
+    (wheel,) = out.glob("*.whl")
+    session.run("python", "-m", "pipeline", "verify", str(wheel), "--no-smoke")

@@ -45,7 +45,7 @@ class Cell:
     platform: Platform
     archs: ArchList | None  # None for cpu
     gcc: int | None  # GCC major the CUDA compile uses; None for cpu
-    pypi_default: bool = False  # the cell whose wheel (suffix stripped) goes to PyPI
+    pypi_part: bool = False  # its library is one of the PyPI wheel's (pipeline/pypi_wheel.py)
     release: bool = True  # in the default release matrix
     # The torches the GPU job tests the wheel with: a stable wheel at the oldest
     # torch it claims to serve (of its variant) and at its build torch.
@@ -142,7 +142,7 @@ class Cell:
             "arch_list": str(self.archs) if self.archs else "",
             "runner": self.platform.runner,
             "manylinux_image": self.platform.manylinux_image,
-            "pypi_default": self.pypi_default,
+            "pypi_part": self.pypi_part,
             "test_torch": list(self.test_torches or (str(self.torch),)),
         }
         if self.gcc is not None:

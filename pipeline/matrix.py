@@ -74,8 +74,13 @@ class Matrix:
     platforms: dict[str, Platform]
     build_python: str
     pins: dict[str, str]  # variant -> torch minor
-    pypi_variant: Variant
+    pypi_parts: tuple[Variant, ...]  # the stable cells whose libraries make the PyPI wheel
     pypi_platforms: tuple[str, ...]
+
+    @property
+    def pypi_variant(self) -> Variant:
+        """The newest CUDA part: what index.make_pypi_flavor strips (until it is retired)."""
+        return max((p for p in self.pypi_parts if not p.is_cpu), key=lambda p: p.cuda)
 
     def release(self, minor: str) -> TorchRelease:
         return next(t for t in self.torch if t.minor == minor)
@@ -201,10 +206,10 @@ def parse(raw: Any) -> Matrix:
     """Validate matrix.json's data; raise MatrixError naming the bad entry."""
     raw = _obj(raw, "matrix", ["stable_abi", "cuda", "platforms", "torch"])
     stable = _obj(
-        raw["stable_abi"], "stable_abi", ["build_python", "build_torch_pins", "pypi_default"]
+        raw["stable_abi"], "stable_abi", ["build_python", "build_torch_pins", "pypi_wheel"]
     )
     build_python = _str(stable["build_python"], "stable_abi.build_python", _MINOR, "'3.11'")
-    pypi = _obj(stable["pypi_default"], "stable_abi.pypi_default", ["variant", "platforms"])
+    pypi = _obj(stable["pypi_wheel"], "stable_abi.pypi_wheel", ["parts", "platforms"])
     cuda = _parse_cuda(raw["cuda"])
     platforms = {}
     for name, entry in _keyed(
@@ -235,17 +240,20 @@ def parse(raw: Any) -> Matrix:
         "a variant like cu130",
     )
     try:
-        pypi_variant = Variant.parse(_str(pypi["variant"], "stable_abi.pypi_default.variant"))
+        pypi_parts = tuple(
+            Variant.parse(_str(v, "stable_abi.pypi_wheel.parts"))
+            for v in _list(pypi["parts"], "stable_abi.pypi_wheel.parts")
+        )
     except ValueError as e:
-        raise MatrixError(f"stable_abi.pypi_default.variant: {e}") from None
+        raise MatrixError(f"stable_abi.pypi_wheel.parts: {e}") from None
     m = Matrix(
         torch=releases,
         cuda=cuda,
         platforms=platforms,
         build_python=build_python,
         pins=pins,
-        pypi_variant=pypi_variant,
-        pypi_platforms=tuple(_list(pypi["platforms"], "stable_abi.pypi_default.platforms")),
+        pypi_parts=pypi_parts,
+        pypi_platforms=tuple(_list(pypi["platforms"], "stable_abi.pypi_wheel.platforms")),
     )
     _check_stable(m)
     return m
@@ -274,10 +282,16 @@ def _check_stable(m: Matrix) -> None:
                 raise MatrixError(
                     f"stable_abi.build_python: torch {torch.minor} has no Python {m.build_python}"
                 )
-    if str(m.pypi_variant) not in shipped or not set(m.pypi_platforms) <= set(m.platforms):
+    if not set(m.pypi_platforms) <= set(m.platforms):
         raise MatrixError(
-            f"stable_abi.pypi_default: {m.pypi_variant} on {list(m.pypi_platforms)} is not a stable cell"
+            f"stable_abi.pypi_wheel.platforms: {list(m.pypi_platforms)} are not all platforms"
         )
+    for part in m.pypi_parts:
+        if str(part) not in shipped:
+            raise MatrixError(f"stable_abi.pypi_wheel.parts: {part} is not a stable cell")
+    families = [p.family for p in m.pypi_parts]
+    if len(set(families)) != len(families):
+        raise MatrixError(f"stable_abi.pypi_wheel.parts: one library per family, got {families}")
 
 
 def load(path: str | Path | None = None) -> Matrix:
@@ -331,7 +345,7 @@ def make_cell(
         platform=m.platforms[platform],
         archs=toolkit.archs if toolkit else None,
         gcc=toolkit.gcc if toolkit else None,
-        pypi_default=abi == "stable" and variant == m.pypi_variant and platform in m.pypi_platforms,
+        pypi_part=abi == "stable" and variant in m.pypi_parts and platform in m.pypi_platforms,
         # classic cells of torch >= 2.10 are optional: the stable wheel serves those torches
         release=abi == "stable" or not torch.stable,
         test_torches=tuple(tests),
@@ -380,6 +394,12 @@ def normalize_platform(text: str) -> str:
     """'x86_64', 'linux_x86_64', 'arm64' -> 'linux_<machine>'."""
     value = text.strip().lower().replace("-", "_").replace("arm64", "aarch64")
     return value if value.startswith("linux_") else f"linux_{value}"
+
+
+def pypi_cells(m: Matrix | None = None, *, buildable_here: bool = False) -> list[Cell]:
+    """The stable cells whose libraries make the PyPI wheel (of this platform, if buildable_here)."""
+    cells = [c for c in expand(m or load()) if c.pypi_part]
+    return [c for c in cells if not buildable_here or buildable_on(c, this_platform())]
 
 
 def buildable_on(cell: Cell, plat: str) -> bool:

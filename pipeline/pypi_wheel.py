@@ -12,6 +12,7 @@ assembled here; the assembled wheel passes the gate again (every part's device
 code, RECORD, abi3).
 
     python -m pipeline pypi-wheel PART.whl [PART.whl ...] -o OUT_DIR
+    python -m pipeline pypi-wheel --from RELEASE_DIR -o OUT_DIR   (the matrix's part cells)
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from .cell import PROJECT
+from . import matrix
+from .cell import PROJECT, Cell
 from .rules import Variant
 
 LIB_DIR = "fusedops/_lib"
@@ -220,6 +222,21 @@ def assemble(parts: Sequence[Path], out_dir: Path) -> Path:
     return target
 
 
+def parts_in(dist: Path, cells: Sequence[Cell], version: str) -> list[Path]:
+    """The wheel of each PyPI part cell in a release directory (AssemblyError if one is missing)."""
+    found, missing = [], []
+    for cell in cells:
+        prefix = f"{PROJECT}-{cell.version(version)}-{cell.wheel_tag}-"
+        hits = sorted(p for p in dist.glob(prefix + "*.whl") if cell.platform.machine in p.name)
+        if len(hits) != 1:
+            missing.append(f"{cell.id} ({len(hits)} wheels match {prefix}*)")
+        else:
+            found.append(hits[0])
+    if missing:
+        raise AssemblyError(f"no single wheel in {dist} for: {', '.join(missing)}")
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="pipeline pypi-wheel", description=__doc__.split("\n\n")[0])
     p.add_argument(
@@ -235,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if missing:
             raise AssemblyError(f"no such file: {', '.join(missing)}")
         print(assemble(args.parts, args.out))
-    except (AssemblyError, OSError) as err:
+    except (AssemblyError, OSError, matrix.MatrixError) as err:
         print(f"pipeline pypi-wheel: error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -34,7 +34,7 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from . import build, gate, index, matrix
+from . import build, gate, index, matrix, pypi_wheel
 from .cell import PROJECT, Cell
 from .rules import REPO, base_version
 from .toolchain import ToolchainError
@@ -191,9 +191,14 @@ def rehearse(out: Path, cells: Sequence[Cell]) -> Rehearsal:
     sums = collect(dist, cells, version)
     log(f"collected: {sums}")
     index.build_index(dist, idx)
-    pypi_default = [c for c in cells if c.pypi_default]
-    if pypi_default:
-        wheel = index.make_pypi_flavor(dist, pypi)
+    parts = [c for c in cells if c.pypi_part]
+    if parts:
+        # The PyPI wheel from the parts built here (the release adds CUDA 12's).
+        wheels = [
+            dist / next(p.name for p in dist.glob(f"fusedops-{c.version(version)}-*.whl"))
+            for c in parts
+        ]
+        wheel = pypi_wheel.assemble(wheels, pypi)
         report = gate.verify(wheel, smoke=False, log=log)
         print(report.table(), flush=True)
         if not report.ok:

@@ -66,7 +66,7 @@ def verify(
     else:  # the multi-variant PyPI wheel: one library per family, each from its own cell
         cells = {fam: checks.implied_cell(info, name) for fam, info in parts.items()}
         first = next((c for c in cells.values() if c is not None), None)
-        target = cell or (dataclasses.replace(first, pypi_default=True) if first else None)
+        target = cell or (dataclasses.replace(first, pypi_part=True) if first else None)
         expected = {record.library_pattern(fam): cells[fam] for fam in sorted(parts)}
 
     results = [

@@ -22,7 +22,6 @@ from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from .. import matrix
 from ..archs import ArchList, ArchListError
 from ..cell import PROJECT, Cell, Platform
 from ..rules import STABLE_MIN_PYTHON, Variant
@@ -85,9 +84,7 @@ def implied_cell(build_info: Mapping[str, Any] | None, wheel: WheelName) -> Cell
     """The cell a wheel's BUILD_INFO describes (None when BUILD_INFO cannot say).
 
     The Python of a classic cell is the one its tag names; a stable cell's is the
-    limited-API floor. It is the PyPI cell when its variant is the matrix's PyPI
-    variant (so the PyPI copy, without a local label, passes). The platform
-    fields are not checked by the gate.
+    limited-API floor. The platform fields are not checked by the gate.
     """
     if not build_info:
         return None
@@ -113,17 +110,11 @@ def implied_cell(build_info: Mapping[str, Any] | None, wheel: WheelName) -> Cell
             platform=Platform(f"linux_{machine}", runner="", manylinux_image=""),
             archs=ArchList.parse(list(archs)) if archs else None,
             gcc=None,
-            pypi_default=abi == "stable" and variant == _pypi_variant(),
+            # A single-library wheel is never the PyPI wheel: that one carries a library
+            # per family (fusedops/_lib/<family>/) and is checked part by part.
+            pypi_part=False,
         )
     except (KeyError, ValueError, TypeError, InvalidVersion):
-        return None
-
-
-def _pypi_variant() -> Variant | None:
-    """The variant whose stable wheel the matrix sends to PyPI (its suffix stripped)."""
-    try:
-        return matrix.load().pypi_variant
-    except matrix.MatrixError:
         return None
 
 
@@ -220,8 +211,8 @@ def check_version(wheel: WheelName, cell: Cell | None) -> CheckResult:
     if cell is None:
         return CheckResult(name, FAIL, "no cell and no usable BUILD_INFO: nothing to check against")
     got = wheel.version.local
-    # The PyPI copy of the default cell's wheel carries no local label (PyPI rejects them).
-    pypi_flavor = got is None and cell.pypi_default
+    # The PyPI wheel carries no local label (PyPI rejects them).
+    pypi_flavor = got is None and cell.pypi_part
     if got != cell.local_version and not pypi_flavor:
         return CheckResult(name, FAIL, f"local version is +{got}, expected +{cell.local_version}")
     return CheckResult(name, PASS, f"{wheel.version}{' (PyPI flavor)' if pypi_flavor else ''}")

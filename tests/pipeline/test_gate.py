@@ -24,7 +24,6 @@ from pipeline.archs import ArchList
 from pipeline.gate import checks, native, probe, record
 from pipeline.gate.report import FAIL, PASS, SKIP, WARN, CheckResult, GateReport, render_table
 from pipeline.gate.smoke import check_smoke_output
-from pipeline.rules import Variant
 
 PY_TAG = f"cp{sys.version_info.major}{sys.version_info.minor}"
 PY_VER = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -452,21 +451,16 @@ def test_cuda_wheel_with_fake_cuobjdump(
     _fail(only, "cuda-archs", "missing SASS for sm_90")
 
 
-def test_pypi_flavor_passes_without_cell(
-    cuda_wheel: Path, good_stable: Path, tmp_path: Path
-) -> None:
-    # The release gates the PyPI copy (local label stripped) without a cell.
-    for wheel, variant in ((cuda_wheel, "cu130"), (good_stable, "cpu")):
-        (tmp_path / variant).mkdir()
-        shutil.copy(wheel, tmp_path / variant)
-    pypi = index.make_pypi_flavor(tmp_path / "cu130", tmp_path / "pypi")
-    report = run_checks(pypi)
-    assert report.get("version").message == "0.1.0 (PyPI flavor)", report.table()
-    for check in ("record", "identity", "extensions", "wheel-tags", "requirements", "build-info"):
+def test_a_public_single_library_wheel_fails_the_gate(cuda_wheel: Path, tmp_path: Path) -> None:
+    # PyPI gets the multi-library wheel (pipeline/pypi_wheel.py); one variant's wheel
+    # with its label stripped would install on PyPI and fail on every other torch.
+    (tmp_path / "cu130").mkdir()
+    shutil.copy(cuda_wheel, tmp_path / "cu130")
+    stripped = index.make_pypi_flavor(tmp_path / "cu130", tmp_path / "pypi")
+    report = run_checks(stripped)
+    _fail(report, "version", "local version is +None, expected +cu130")
+    for check in ("record", "identity", "extensions", "wheel-tags", "requirements"):
         assert report.get(check).status == PASS, report.table()
-    # Only the matrix's PyPI variant may drop its label.
-    cpu = index.make_pypi_flavor(tmp_path / "cpu", tmp_path / "pypi-cpu", Variant.parse("cpu"))
-    _fail(run_checks(cpu), "version", "local version is +None, expected +cpu")
 
 
 def test_multi_variant_pypi_wheel(
@@ -817,11 +811,11 @@ def test_check_version_cases() -> None:
     assert res.status == FAIL and "local version is +cputorch2.14, expected +cpu" in res.message
 
 
-def test_check_version_accepts_pypi_flavor_only_for_default_cell() -> None:
+def test_check_version_accepts_a_public_version_only_for_the_pypi_wheel() -> None:
     pypi = name("fusedops-0.1.0-cp310-abi3-manylinux_2_28_x86_64.whl")
-    res = checks.check_version(pypi, CU130)
+    res = checks.check_version(pypi, dataclasses.replace(CU130, pypi_part=True))
     assert res.status == PASS and "PyPI flavor" in res.message
-    res = checks.check_version(pypi, dataclasses.replace(CU130, pypi_default=False))
+    res = checks.check_version(pypi, dataclasses.replace(CU130, pypi_part=False))
     assert res.status == FAIL and "local version is +None, expected +cu130" in res.message
 
 
@@ -991,9 +985,10 @@ def test_implied_cell() -> None:
     )
     assert classic is not None and classic.local_version == "cu126torch2.14"
     assert classic.wheel_tag == "cp312-cp312" and classic.python_requirement == "==3.12.*"
-    assert not cell.pypi_default
+    assert not cell.pypi_part
+    # a single-library wheel is never the PyPI wheel (that one carries a library per family)
     cu130 = {**INFO_CPU, "variant": "cu130", "cuda": "13.0", "arch_list": ["8.0"]}
-    assert checks.implied_cell(cu130, CPU_NAME).pypi_default  # type: ignore[union-attr]
+    assert not checks.implied_cell(cu130, CPU_NAME).pypi_part  # type: ignore[union-attr]
     assert checks.implied_cell(None, CPU_NAME) is None
     assert checks.implied_cell({**INFO_CPU, "variant": "gpu"}, CPU_NAME) is None
     assert checks.implied_cell({**INFO_CPU, "abi": "other"}, CPU_NAME) is None

@@ -110,7 +110,7 @@ FIELDS = {
     "arch_list": lambda c: str(c.archs) if c.archs else "",
     "runner": lambda c: c.platform.runner,
     "manylinux_image": lambda c: c.platform.manylinux_image,
-    "pypi_default": lambda c: c.pypi_default,
+    "pypi_part": lambda c: c.pypi_part,
     "gcc": lambda c: c.gcc,
     "test_torch": lambda c: list(c.test_torches or (str(c.torch),)),
 }
@@ -244,9 +244,12 @@ def test_release_matrix_is_stable_plus_classic_before_210(release, every):
     assert {c.id for c in release} == {c.id for c in every if c.abi == "stable"} | before_210
 
 
-def test_pypi_default_is_the_configured_stable_cell(m, every):
-    want = [f"stable-{m.pypi_variant}-{m.platforms[p].machine}" for p in m.pypi_platforms]
-    assert [c.id for c in every if c.pypi_default] == want
+def test_pypi_parts_are_the_configured_stable_cells(m, every):
+    want = {f"stable-{v}-{m.platforms[p].machine}" for v in m.pypi_parts for p in m.pypi_platforms}
+    assert {c.id for c in every if c.pypi_part} == want
+    # one library per family: CPU, CUDA 12 and CUDA 13
+    assert sorted(v.family for v in m.pypi_parts) == ["cpu", "cu12", "cu13"]
+    assert [c.id for c in matrix.pypi_cells(m)] == sorted(want, key=[c.id for c in every].index)
 
 
 @pytest.mark.parametrize(
@@ -547,8 +550,10 @@ IMAGE = RAW["platforms"][X86]["manylinux_image"]
         (("stable_abi", "build_torch_pins"), {"cu999": "2.14"}, "stable_abi.build_torch_pins: no stable torch ships 'cu999'"),
         (("stable_abi", "build_torch_pins"), {"cu128": "2.14"}, "stable_abi.build_torch_pins: torch 2.14 lacks cu128 on linux_x86_64"),
         (("stable_abi", "build_python"), "3.10", "stable_abi.build_python: torch 2.15 has no Python 3.10"),
-        (("stable_abi", "pypi_default", "variant"), "cu118", "stable_abi.pypi_default: cu118 on ['linux_x86_64'] is not a stable cell"),
-        (("stable_abi", "pypi_default", "variant"), "cuda", "stable_abi.pypi_default.variant: variant 'cuda': expected"),
+        (("stable_abi", "pypi_wheel", "parts"), ["cpu", "cu118"], "stable_abi.pypi_wheel.parts: cu118 is not a stable cell"),
+        (("stable_abi", "pypi_wheel", "parts"), ["cpu", "cuda"], "stable_abi.pypi_wheel.parts: variant 'cuda': expected"),
+        (("stable_abi", "pypi_wheel", "parts"), ["cu130", "cu132"], "stable_abi.pypi_wheel.parts: one library per family, got ['cu13', 'cu13']"),
+        (("stable_abi", "pypi_wheel", "platforms"), ["linux_riscv64"], "stable_abi.pypi_wheel.platforms: ['linux_riscv64'] are not all platforms"),
     ],
 )  # fmt: skip
 def test_bad_data_is_an_error_naming_the_entry(tmp_path, path, value, message):

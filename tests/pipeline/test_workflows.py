@@ -429,7 +429,8 @@ def test_every_build_path_goes_through_python_m_pipeline() -> None:
     # verify and index through the one entry point.
     assert "noxfile.py" in users["build"], users
     assert "cibuildwheel" in users["repair"] and "cibuildwheel" in users["cibw"], users
-    assert "release.yml" in users["release"] and "release.yml" in users["index"], users
+    assert "release.yml" in users["release"] and "release.yml" in users["pypi-wheel"], users
+    assert "release.yml" in nox_sessions_called()["index"]  # nox -s index -> pipeline index
     assert "wheels.yml" in users["cibw"], users
 
 
@@ -663,7 +664,10 @@ def test_release_uses_trusted_publishing_and_attestations() -> None:
     assert any(
         "python -m build --sdist" in s for j, s in run_scripts("release.yml") if j == "sdist"
     )
-    assert any("--pypi-flavor" in s for _, s in run_scripts("release.yml"))
+    pypi = next(s for j, s in run_scripts("release.yml") if j == "pypi-dist" and "pipeline" in s)
+    # the one PyPI wheel: a library per family, gated and twine-checked before upload
+    assert "python -m pipeline pypi-wheel --from dist" in pypi
+    assert "python -m pipeline verify" in pypi and "twine check --strict" in pypi
 
 
 # --- ci.yml -------------------------------------------------------------------
