@@ -474,7 +474,7 @@ class Located:
     path: Path
     entry: WheelEntry
     base: str  # URL prefix of the file; "" when the index serves its own copy
-    release: str | None = None  # the release tag it belongs to, if any
+    metadata: bytes | None  # the wheel's METADATA (the index writes it next to its copy)
 
 
 def _read_dir(wheel_dir: Path) -> list[tuple[Path, WheelEntry, bytes | None]]:
@@ -506,7 +506,7 @@ def locate_dir(wheel_dir: Path, base_url: str = "") -> list[Located]:
             digest = served_metadata_sha256(path, meta)
         else:  # the index writes the metadata file next to its copy
             digest = hashlib.sha256(meta).hexdigest() if meta is not None else None
-        located.append(Located(path, replace(entry, metadata_sha256=digest), base_url))
+        located.append(Located(path, replace(entry, metadata_sha256=digest), base_url, meta))
     return located
 
 
@@ -541,7 +541,7 @@ def locate_releases(releases: Sequence[Release], releases_url: str) -> list[Loca
                     f" {item.entry.version.public}, not of {release.version}"
                 )
             owner[name] = release.tag
-            located.append(replace(item, release=release.tag))
+            located.append(item)
     return located
 
 
@@ -591,12 +591,7 @@ def write_index(
 
     for variant, group in variants.items():
         project_dir = out_dir / variant / PROJECT
-        pages.append(_write_text(out_dir / variant / "index.html", render_root_index([PROJECT])))
-        shown = select_for_index(group)
-        listed[variant] = tuple(e.filename for e in shown)
-        title = f"Links for {PROJECT}"
-        page = render_find_links_page(title, shown, lambda e: href(e, ""))
-        pages.append(_write_text(project_dir / "index.html", page))
+        # Files before the pages that link them: an interrupted run links nothing missing.
         for e in group:  # find-links pages point at the copies too, so copy every wheel
             item = by_name[e.filename]
             if item.base:
@@ -604,10 +599,16 @@ def write_index(
             dest = project_dir / e.filename
             changed = _copy_if_changed(item.path, dest, e.sha256)
             (copied if changed else unchanged).append(dest)
-            if (meta := read_metadata_bytes(item.path)) is not None:
+            if (meta := item.metadata) is not None:
                 metadata.append(
                     _atomic(metadata_path(dest), lambda tmp, m=meta: tmp.write_bytes(m))
                 )
+        pages.append(_write_text(out_dir / variant / "index.html", render_root_index([PROJECT])))
+        shown = select_for_index(group)
+        listed[variant] = tuple(e.filename for e in shown)
+        title = f"Links for {PROJECT}"
+        page = render_find_links_page(title, shown, lambda e: href(e, ""))
+        pages.append(_write_text(project_dir / "index.html", page))
     links = find_links_pages(entries, torch_minors or default_torch_minors())
     for page_path, group in links.items():
         title = f"{PROJECT} wheels for {Path(page_path).stem}"
