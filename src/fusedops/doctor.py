@@ -15,7 +15,13 @@ from typing import Any
 from . import _compat, _record
 from ._version import __version__
 
-ENV_VARS = ("CUDA_HOME", "CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST", "FUSEDOPS_INDEX_URL")
+ENV_VARS = (
+    "CUDA_HOME",
+    "CUDA_VISIBLE_DEVICES",
+    "TORCH_CUDA_ARCH_LIST",
+    "FUSEDOPS_INDEX_URL",
+    "FUSEDOPS_VARIANT",
+)
 
 
 def _torch_report() -> dict[str, Any]:
@@ -87,6 +93,22 @@ def collect(load_error: BaseException | None = None, verify: bool = False) -> di
     if "error" in build:
         problems.append(build["error"])
 
+    # The one PyPI wheel carries a library per family: report which one torch gets, and why.
+    library: dict[str, Any] | None = None
+    if "variants" in build and "error" not in build:
+        library = {"available": sorted(build["variants"])}
+        if torch_info["installed"]:
+            try:
+                chosen = _compat.select_library(
+                    build, torch_info["cuda"], os.environ.get(_compat.VARIANT_ENV)
+                )
+            except _compat.SelectionError as err:
+                problems.append(str(err))
+                build = {"error": str(err)}
+            else:
+                library |= {"loaded": chosen.family, "why": chosen.why}
+                build = chosen.info
+
     if torch_info["installed"] and "error" not in build:
         reason = _compat.torch_mismatch(build, torch_info["version"], torch_info["cuda"])
         if reason:
@@ -129,7 +151,8 @@ def collect(load_error: BaseException | None = None, verify: bool = False) -> di
         "platform": platform.platform(),
         "environment": {name: os.environ[name] for name in ENV_VARS if name in os.environ},
         "torch": torch_info,
-        "fusedops": {"version": __version__, "build": build},
+        "fusedops": {"version": __version__, "build": build}
+        | ({"library": library} if library is not None else {}),
         "problems": problems,
         "advice": advice,
         "verdict": "OK" if not problems else "PROBLEM",
@@ -180,6 +203,11 @@ def render(report: dict[str, Any]) -> str:
         row("CUDA", build["cuda"] or "none (CPU-only)")
         row("archs", " ".join(build["arch_list"]) or "-")
         row("git sha", build.get("git_sha") or "unknown")
+    library = report["fusedops"].get("library")
+    if library is not None:
+        row("libraries", " ".join(library["available"]))
+        if library.get("loaded"):
+            row("loaded", f"{library['loaded']} ({library['why']})")
 
     if torch_info.get("gpus"):
         lines += ["", "GPUs"]
