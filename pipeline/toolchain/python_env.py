@@ -16,7 +16,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from ..rules import Variant
-from . import STAMP_NAME, Log, ToolchainError, cache_root, locked, run, write_stamp
+from . import STAMP_NAME, Log, ToolchainError, cache_root, locked, probe_output, run, write_stamp
 
 TORCH_INDEX_URL = "https://download.pytorch.org/whl/{variant}"
 BUILD_DEPS = ("pip", "setuptools>=77", "wheel", "ninja", "packaging")
@@ -45,15 +45,8 @@ def _pyenv_root(env: Mapping[str, str]) -> Path | None:
 
 
 def _python_reports(exe: str, want: tuple[int, int]) -> bool:
-    try:
-        out = subprocess.run(
-            [exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    out = probe_output([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+    if out is None:
         return False
     return out.returncode == 0 and out.stdout.strip() == "{}.{}".format(*want)
 

@@ -237,7 +237,7 @@ def stamped_home(cache: Path, version: str, release: str) -> Path:
 
 def test_second_call_uses_the_cache(monkeypatch, tmp_path):
     monkeypatch.setattr(cuda, "system_toolkit", lambda v, env=None: None)
-    monkeypatch.setattr(cuda, "run", no_downloads)
+    monkeypatch.setattr(cuda, "pip_install_target", no_downloads)
     home = stamped_home(tmp_path, "13.2", "13.2")
     lines, log = logs()
     assert cuda.cuda_home("13.2", cache_dir=tmp_path, log=log) == home
@@ -251,11 +251,11 @@ def test_stale_stamp_reinstalls(monkeypatch, tmp_path):
     stamp.write_text(stamp.read_text().replace('"13.2"', '"13.1"'))
     calls = []
 
-    def record(cmd, **kwargs):
-        calls.append(cmd)
+    def record(requirement, target):
+        calls.append(requirement)
         raise ToolchainError("stop here")
 
-    monkeypatch.setattr(cuda, "run", record)
+    monkeypatch.setattr(cuda, "pip_install_target", record)
     with pytest.raises(ToolchainError, match="stop here"):
         cuda.cuda_home("13.2", cache_dir=tmp_path, log=lambda m: None)
     assert "cuda-toolkit[nvcc,cudart,cccl]==13.2.*" in calls[0]
