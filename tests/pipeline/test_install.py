@@ -1,21 +1,24 @@
 """Installs into fresh virtual environments from generated indexes: the README's commands, run.
 
-Nothing here reaches the network. What stands in for what:
+The installs under test see only file:// indexes (pip with no configuration, uv
+offline); the stand-ins' files are gathered once per session through this
+machine's own pip configuration. What stands in for what:
 
-- PyPI-free PyTorch index (https://download.pytorch.org/whl/<variant>): ``TORCH_INDEX``, a
-  PEP 503 index generated here over torch 2.13.0+cpu and its dependencies, fetched with
-  ``pip download`` through this machine's own pip configuration (its local mirrors). It
-  stands in for every variant's URL: torch's CUDA builds pull gigabytes of nvidia wheels
-  (and cuda-bindings, not mirrored here), and which index serves which name, the thing
-  under test, does not depend on the variant.
-- "A newer torch on the index" (an installed torch must be kept): ``NEWER_TORCH_INDEX``,
-  an index linking the torch 2.14.1 (cu130) wheel where it lies on this machine's disk.
-- fusedops's Pages index (https://fusedops.github.io/fusedops): ``pipeline index`` over the
-  CPU wheel built from this checkout (FUSEDOPS_STABLE_WHEEL, or built here once) and
-  relabelled copies 0.1.0+cu130/+cu132/+cu128/+cu126 (the same CPU library, so each
-  README row has an index whose wheel runs here).
-- GitHub release download URLs (https://github.com/.../releases/download/<tag>/<file>):
-  file:// directories ``releases/<tag>/``.
+- PyTorch's index https://download.pytorch.org/whl/<variant> (every variant): the
+  ``torch_index`` fixture, a PEP 503 index generated here over torch 2.13.0+cpu and
+  its dependencies (``pip download``). torch's CUDA builds pull gigabytes of nvidia
+  wheels (and cuda-bindings, which this machine does not mirror), and which index
+  serves which name, the thing under test, does not depend on the variant.
+- The same index offering a newer torch (an installed torch must be kept): the
+  ``newer_torch_index`` fixture, linking the torch 2.14.1 (cu130) wheel where it lies
+  on this machine's disk.
+- Our Pages index https://fusedops.github.io/fusedops: the ``ours`` fixture, what
+  ``pipeline index`` writes for the CPU wheel built from this checkout
+  (FUSEDOPS_STABLE_WHEEL, or built here once) and relabelled copies
+  0.1.0+cu130/+cu132/+cu128/+cu126 (the same CPU library, so every README row has
+  an index whose wheel runs here).
+- GitHub's release download URL .../releases/download/<tag>/<file>: the file://
+  directory ``releases/<tag>/`` (the ``release_pages`` fixture).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -144,6 +147,14 @@ def uv_env(work: Path) -> Callable[[Path], dict[str, str]]:
         return clean_env(UV_CACHE_DIR=str(cache), VIRTUAL_ENV=str(venv))
 
     return env
+
+
+@pytest.fixture(autouse=True)
+def _drop_venvs(tmp_path: Path) -> Iterator[None]:
+    """Each venv holds a torch (~1 GB): removed after its test, pytest keeps the rest."""
+    yield
+    for cfg in list(tmp_path.rglob("pyvenv.cfg")):
+        shutil.rmtree(cfg.parent, ignore_errors=True)
 
 
 def new_venv(path: Path) -> Path:
@@ -469,8 +480,15 @@ def hashed_requirements(
     return work / "requirements.txt"
 
 
+@pytest.mark.parametrize("installer", mi.INSTALLERS)
 def test_hash_checked_install(
-    hashed_requirements: Path, torch_index: Path, ours: Path, tmp_path: Path
+    installer: str,
+    hashed_requirements: Path,
+    torch_index: Path,
+    ours: Path,
+    uv: Path,
+    uv_env: Callable[[Path], dict[str, str]],
+    tmp_path: Path,
 ) -> None:
     text = hashed_requirements.read_text()
     pins = dict(re.findall(r"(?m)^([a-z0-9-]+)==(\S+)", text))
@@ -478,8 +496,11 @@ def test_hash_checked_install(
     assert text.count("--hash=sha256:") >= len(pins)  # every pinned file is hashed
     venv = new_venv(tmp_path / "venv")
     flags = ["--index-url", torch_index.as_uri(), "--extra-index-url", (ours / "cpu").as_uri()]
-    cmd = [venv_python(venv), "-m", "pip", "install", "--require-hashes", "-r", hashed_requirements]
-    ok(run([*cmd, *flags], cwd=tmp_path))
+    args = ["install", "--require-hashes", "-r", hashed_requirements, *flags]
+    if installer == "pip":
+        ok(run([venv_python(venv), "-m", "pip", *args], cwd=tmp_path))
+    else:
+        ok(run([uv, "pip", *args], cwd=tmp_path, env=uv_env(venv)))
     assert smoke(venv) == {"torch": CPU_TORCH, "fusedops": "0.1.0+cpu"}
 
 
