@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
+import wheelkit as wk
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from pipeline import index as mi
@@ -409,6 +410,41 @@ def test_readme_command_installs_torch_and_fusedops(
     command = readme_commands()[installer, variant]
     ok(run_command(command, venv, torch_index=torch_index, ours=ours, uv=uv, uv_env=uv_env))
     assert smoke(venv) == {"torch": CPU_TORCH, "fusedops": f"0.1.0+{variant}"}
+
+
+def test_index_priority_uv_first_index_and_pip_merge(
+    torch_index: Path,
+    ours: Path,
+    uv: Path,
+    uv_env: Callable[[Path], dict[str, str]],
+    tmp_path: Path,
+) -> None:
+    # Why the same flags are safe for uv, and what pip relies on: a decoy fusedops
+    # 9.9.9 on the torch index. uv (first-index) asks --extra-index-url first and
+    # takes ours; pip merges both indexes and would take the decoy, so pip's safety
+    # is that PyTorch's index hosts no fusedops (it hosts torch and its dependencies).
+    decoy_index = tmp_path / "torch-index-with-decoy"
+    shutil.copytree(torch_index, decoy_index)
+    decoy = wk.write_wheel(tmp_path / "decoy", "9.9.9", "py3-none-any", {"fusedops/x.py": b""})
+    digest = mi.sha256_file(decoy)
+    write_simple_index({"fusedops": [(decoy.name, decoy.as_uri(), digest)]}, decoy_index)
+    venv = new_venv(tmp_path / "venv")
+    plans = {
+        installer: ok(
+            run_command(
+                readme_commands()[installer, "cpu"],
+                venv,
+                torch_index=decoy_index,
+                ours=ours,
+                uv=uv,
+                uv_env=uv_env,
+                extra=["--dry-run"],
+            )
+        )
+        for installer in mi.INSTALLERS
+    }
+    assert "+ fusedops==0.1.0+cpu" in plans["uv"].stderr
+    assert "fusedops-9.9.9" in plans["pip"].stdout
 
 
 @pytest.mark.parametrize("installer", mi.INSTALLERS)
