@@ -6,6 +6,7 @@
     nox -s lint                        ruff, clang-format, actionlint (+ zizmor, shellcheck)
     nox -s index -- WHEEL_DIR OUT_DIR  per-CUDA PEP 503 indexes
     nox -s gpu_tests -- WHEEL...       the suite on this machine's GPU, GPU tests required
+    nox -s bench [-- --quick]          CPU benchmark (benchmarks/cpu_bench.py), CSV per run
 
 Sessions stay thin: the logic is in scripts/ so CI and people run the same code.
 """
@@ -137,3 +138,17 @@ def gpu_tests(session: nox.Session) -> None:
         session.error("Usage: nox -s gpu_tests -- WHEEL [WHEEL ...]")
     python = os.environ.get("FUSEDOPS_GPU_PYTHON", "python")
     session.run(python, "scripts/gpu_test.py", *session.posargs, external=True)
+
+
+@nox.session(python=BUILD_PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """CPU benchmark against eager and torch.compile: -- [cpu_bench.py options, e.g. --quick].
+
+    Builds and installs the stable CPU wheel, then runs benchmarks/cpu_bench.py,
+    which writes a CSV under benchmarks/csv/. The GPU benchmark is
+    benchmarks/bench.py, run on a GPU machine.
+    """
+    session.install(TEST_TORCH, *BUILD_DEPS, "numpy")
+    wheel = _build_cpu_wheel(session, "stable", Path(session.create_tmp()) / "bench")
+    session.install("--force-reinstall", "--no-deps", str(wheel))
+    session.run("python", "benchmarks/cpu_bench.py", *session.posargs)
