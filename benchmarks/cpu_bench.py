@@ -217,6 +217,14 @@ def bench_silu_and_mul(d, dtype, reps) -> list[Row]:
 
 
 def git_sha() -> str:
+    """The commit the installed fusedops was built from (its BUILD_INFO), else this checkout's."""
+    try:
+        from fusedops._build_info import BUILD_INFO
+
+        if BUILD_INFO.get("git_sha"):
+            return str(BUILD_INFO["git_sha"])[:7]
+    except ImportError:
+        pass
     out = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
     )
