@@ -1,10 +1,13 @@
 // RMSNorm, fused residual-add + RMSNorm, and their backward on the CPU.
 //
 // The row math lives in isa_body.h (vectorised, compiled per ISA); this file
-// splits the work over torch's intra-op thread pool (the ParallelFor the op
-// layer passes: at::parallel_for, or torch::stable::parallel_for under the
-// stable ABI, so torch.set_num_threads applies and no second pool competes
-// with torch's OpenMP threads) and reduces the weight gradient.
+// splits the work over torch's intra-op thread pool and reduces the weight
+// gradient. The pool comes from the op layer as a ParallelFor:
+// at::parallel_for under the classic ABI, torch::stable::parallel_for (in the
+// stable ABI since torch 2.10, our TORCH_TARGET_VERSION) under the stable
+// one. Threads of our own (std::thread) would run beside torch's OpenMP
+// threads, oversubscribe the cores when the caller is itself inside a torch
+// parallel region, and ignore torch.set_num_threads.
 #include <algorithm>
 #include <vector>
 
