@@ -32,7 +32,11 @@ int64_t row_grain(int64_t hidden) {
 // up to kFlushRows rows before the float row is added into the block's
 // double row: no float sum grows over more than kFlushRows terms, whatever
 // the number of rows (2^25 rows of hidden 1 included).
+// The partial rows are also capped at kPartialBudget doubles (32 MiB) in all:
+// wide rows get fewer blocks (one block at 2^22 columns and beyond) rather
+// than gigabytes of scratch.
 constexpr int64_t kMaxBlocks = 128;
+constexpr int64_t kPartialBudget = int64_t{1} << 22;
 constexpr int64_t kFlushRows = 32;
 
 template <typename Acc>
@@ -40,7 +44,9 @@ void backward_impl(const RowKernels& k, DType dtype, void* grad_x, void* grad_we
                    const void* grad_out, const void* grad_extra, const void* x, const void* weight,
                    int64_t rows, int64_t hidden, double eps, const ParallelFor& parallel) {
   const int64_t min_rows = row_grain(hidden);
-  int64_t blocks = std::min<int64_t>(kMaxBlocks, (rows + min_rows - 1) / min_rows);
+  const int64_t max_blocks =
+      std::clamp<int64_t>(kPartialBudget / std::max<int64_t>(1, hidden), 1, kMaxBlocks);
+  int64_t blocks = std::min<int64_t>(max_blocks, (rows + min_rows - 1) / min_rows);
   const int64_t rows_per_block = blocks == 0 ? 0 : (rows + blocks - 1) / blocks;
   blocks = rows_per_block == 0 ? 0 : (rows + rows_per_block - 1) / rows_per_block;
   std::vector<double> partial(static_cast<size_t>(blocks * hidden), 0.0);
