@@ -9,6 +9,7 @@
     nox -s gpu_tests -- WHEEL...       the suite on this machine's GPU, GPU tests required
     nox -s release_dry_run             the release's own steps for the cells built here -> dist/release/
     nox -s pypi_wheel                  the one PyPI wheel (a library per family) -> wheelhouse/pypi/
+    nox -s bench [-- --quick]          CPU benchmark (benchmarks/cpu_bench.py), CSV per run
 
 Sessions stay thin: the logic is in pipeline/ (`python -m pipeline ...`), the
 same entry point cibuildwheel's hooks and the workflows call.
@@ -242,3 +243,17 @@ def pypi_wheel(session: nox.Session) -> None:
     session.run("python", "-m", "pipeline", "pypi-wheel", *parts, "-o", str(out))
     (wheel,) = out.glob("*.whl")
     session.run("python", "-m", "pipeline", "verify", str(wheel), "--no-smoke")
+
+
+@nox.session(python=BUILD_PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """CPU benchmark against eager and torch.compile: -- [cpu_bench.py options, e.g. --quick].
+
+    Builds and installs the stable CPU wheel, then runs benchmarks/cpu_bench.py,
+    which writes a CSV under benchmarks/csv/. The GPU benchmark is
+    benchmarks/bench.py, run on a GPU machine.
+    """
+    session.install(TEST_TORCH, *BUILD_DEPS, "numpy")
+    wheel = _build_cpu_wheel(session, "stable", Path(session.create_tmp()) / "bench")
+    session.install("--force-reinstall", "--no-deps", str(wheel))
+    session.run("python", "benchmarks/cpu_bench.py", *session.posargs)

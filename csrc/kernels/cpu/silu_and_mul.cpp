@@ -1,58 +1,35 @@
 // SiLU-and-mul (the SwiGLU activation) and its backward on the CPU.
+//
+// Elementwise: the row math lives in isa_body.h (vectorised, compiled per
+// ISA); this file only splits the work over torch's thread pool. Long rows
+// are also cut into column blocks, so a few very wide rows still use every
+// thread.
 #include <algorithm>
-#include <cmath>
 
 #include "../kernels.h"
-#include "scalar.h"
+#include "isa.h"
 
 namespace fusedops::kernels {
 namespace cpu {
 namespace {
 
-int64_t row_grain(int64_t d) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, d)); }
+constexpr int64_t kTaskElems = 16384;  // output elements per task, at least
 
-template <typename Acc>
-inline Acc sigmoid(Acc a) {
-  return Acc(1) / (Acc(1) + std::exp(-a));
-}
-
-// out[r, i] = silu(a) * b with a = x[r, i], b = x[r, d + i]
-template <typename T>
-void silu_and_mul_impl(T* out, const T* x, int64_t rows, int64_t d, const ParallelFor& parallel) {
-  using Acc = typename AccType<T>::type;
-  parallel(rows, row_grain(d), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const T* xa = x + r * 2 * d;
-      const T* xb = xa + d;
-      T* o = out + r * d;
-      for (int64_t i = 0; i < d; ++i) {
-        const Acc a = load<Acc>(xa[i]);
-        o[i] = Store<T>::from(a * sigmoid(a) * load<Acc>(xb[i]));
-      }
-    }
-  });
-}
-
-// d/da silu(a) = s * (1 + a * (1 - s)) with s = sigmoid(a)
-template <typename T>
-void silu_and_mul_backward_impl(T* grad_x, const T* grad_out, const T* x, int64_t rows, int64_t d,
-                                const ParallelFor& parallel) {
-  using Acc = typename AccType<T>::type;
-  parallel(rows, row_grain(d), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const T* xa = x + r * 2 * d;
-      const T* xb = xa + d;
-      const T* dy = grad_out + r * d;
-      T* ga = grad_x + r * 2 * d;
-      T* gb = ga + d;
-      for (int64_t i = 0; i < d; ++i) {
-        const Acc a = load<Acc>(xa[i]);
-        const Acc b = load<Acc>(xb[i]);
-        const Acc g = load<Acc>(dy[i]);
-        const Acc s = sigmoid(a);
-        ga[i] = Store<T>::from(g * b * s * (Acc(1) + a * (Acc(1) - s)));
-        gb[i] = Store<T>::from(g * a * s);
-      }
+template <typename Fn>
+void split(int64_t rows, int64_t d, const ParallelFor& parallel, const Fn& fn) {
+  if (rows == 0 || d == 0) return;
+  // Rows of up to 2 * kTaskElems stay whole; longer rows are cut into blocks.
+  const int64_t col_block = d <= 2 * kTaskElems ? d : kTaskElems;
+  const int64_t col_blocks = (d + col_block - 1) / col_block;
+  if (col_blocks == 1) {
+    parallel(rows, std::max<int64_t>(1, kTaskElems / d),
+             [&](int64_t begin, int64_t end) { fn(begin, end, int64_t{0}, d); });
+    return;
+  }
+  parallel(rows * col_blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t r = t / col_blocks, c0 = (t % col_blocks) * col_block;
+      fn(r, r + 1, c0, std::min(d, c0 + col_block));
     }
   });
 }
@@ -62,18 +39,17 @@ void silu_and_mul_backward_impl(T* grad_x, const T* grad_out, const T* x, int64_
 
 void silu_and_mul_cpu(DType dtype, void* out, const void* x, int64_t rows, int64_t d,
                       const ParallelFor& parallel) {
-  FUSEDOPS_CPU_DISPATCH(dtype, [&] {
-    cpu::silu_and_mul_impl(static_cast<scalar_t*>(out), static_cast<const scalar_t*>(x), rows, d,
-                           parallel);
+  const cpu::RowKernels& k = cpu::active_kernels()[dtype];
+  cpu::split(rows, d, parallel, [&](int64_t begin, int64_t end, int64_t c0, int64_t c1) {
+    k.silu_and_mul(out, x, begin, end, d, c0, c1);
   });
 }
 
 void silu_and_mul_backward_cpu(DType dtype, void* grad_x, const void* grad_out, const void* x,
                                int64_t rows, int64_t d, const ParallelFor& parallel) {
-  FUSEDOPS_CPU_DISPATCH(dtype, [&] {
-    cpu::silu_and_mul_backward_impl(static_cast<scalar_t*>(grad_x),
-                                    static_cast<const scalar_t*>(grad_out),
-                                    static_cast<const scalar_t*>(x), rows, d, parallel);
+  const cpu::RowKernels& k = cpu::active_kernels()[dtype];
+  cpu::split(rows, d, parallel, [&](int64_t begin, int64_t end, int64_t c0, int64_t c1) {
+    k.silu_and_mul_backward(grad_x, grad_out, x, begin, end, d, c0, c1);
   });
 }
 

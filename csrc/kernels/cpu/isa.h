@@ -1,0 +1,58 @@
+// The CPU kernels compiled once per instruction set, and the choice among them.
+//
+// The extension is built once for every x86-64 (or aarch64) CPU, so its
+// default target is the baseline ISA (SSE2). The row kernels are therefore
+// compiled three times from one source (isa_body.h) -- baseline, AVX2+F16C,
+// AVX-512 -- and the widest one this CPU supports is picked once, at first
+// use. FUSEDOPS_CPU_ISA=baseline|avx2|avx512 narrows the choice (to test the
+// other builds on one machine); a wider ISA than the CPU has is refused.
+//
+// Every function works on a row range of a contiguous [rows, cols] matrix;
+// the parallel split and the weight-gradient reduction live in the callers
+// (rms_norm.cpp, silu_and_mul.cpp), written once for all ISAs.
+#pragma once
+
+#include <cstdint>
+
+#include "../kernels.h"
+
+namespace fusedops::kernels::cpu {
+
+struct RowKernels {
+  // out[r] = rms_norm(x[r]) * weight for r in [begin, end)
+  void (*rms_norm)(void* out, const void* x, const void* weight, int64_t begin, int64_t end,
+                   int64_t hidden, double eps);
+  // residual_out[r] = x[r] + residual[r] (rounded to the dtype); out[r] = rms_norm(residual_out[r])
+  void (*fused_add_rms_norm)(void* out, void* residual_out, const void* x, const void* residual,
+                             const void* weight, int64_t begin, int64_t end, int64_t hidden,
+                             double eps);
+  // grad_x rows (plus grad_extra when not null); adds each row's dy * x * rstd
+  // into dw_acc[hidden] (float, or double for float64 inputs).
+  void (*rms_norm_backward)(void* grad_x, void* dw_acc, const void* grad_out,
+                            const void* grad_extra, const void* x, const void* weight,
+                            int64_t begin, int64_t end, int64_t hidden, double eps);
+  // Columns [col_begin, col_end) of rows [begin, end); x rows are 2*d wide.
+  void (*silu_and_mul)(void* out, const void* x, int64_t begin, int64_t end, int64_t d,
+                       int64_t col_begin, int64_t col_end);
+  void (*silu_and_mul_backward)(void* grad_x, const void* grad_out, const void* x, int64_t begin,
+                                int64_t end, int64_t d, int64_t col_begin, int64_t col_end);
+};
+
+struct IsaKernels {
+  const char* name;
+  RowKernels by_dtype[4];  // indexed by DType
+
+  const RowKernels& operator[](DType dtype) const { return by_dtype[static_cast<int>(dtype)]; }
+};
+
+const IsaKernels& baseline_kernels();
+#if defined(__x86_64__) || defined(_M_X64)
+const IsaKernels& avx2_kernels();
+const IsaKernels& avx512_kernels();
+#endif
+
+// The kernels for this CPU (see above); throws std::runtime_error when
+// FUSEDOPS_CPU_ISA names an unknown or unsupported ISA.
+const IsaKernels& active_kernels();
+
+}  // namespace fusedops::kernels::cpu

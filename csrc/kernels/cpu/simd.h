@@ -1,0 +1,157 @@
+// Vector building blocks for the CPU kernels: GCC/Clang vector extensions.
+//
+// ATen's at::vec::Vectorized is not available to the stable-ABI build (the
+// kernels include no torch header), and plain loops calling the scalar
+// conversions in scalar.h do not vectorise (branches, memcpy bit casts). So
+// the kernels are written over explicit 16-float (or 8-double) vectors, which
+// the compiler lowers to whatever the target has: one zmm register with
+// AVX-512, two ymm with AVX2, four xmm with SSE2 or NEON.
+//
+// This header is included by each isa_*.cpp file after its `#pragma GCC
+// target`, inside a per-ISA namespace, so every function here is compiled
+// once per instruction set. It must not include any header itself: a
+// standard-library inline function instantiated under an AVX-512 pragma could
+// be picked by the linker for the baseline build too (one COMDAT copy), and
+// that copy would crash a CPU without AVX-512.
+//
+// Conversions match scalar.h bit for bit (round to nearest even, NaN stays
+// NaN), so a row's vector body and its scalar tail agree.
+
+// 64-byte vectors are passed in memory without AVX-512, and GCC warns that
+// the calling convention differs by target. Every function taking or
+// returning one is always_inline, so no call crosses that boundary.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+using vf = float __attribute__((vector_size(64)));
+using vi = int32_t __attribute__((vector_size(64)));
+using vu = uint32_t __attribute__((vector_size(64)));
+using vd = double __attribute__((vector_size(64)));
+using vu16 = uint16_t __attribute__((vector_size(32)));
+
+constexpr int kFloatLanes = 16;
+constexpr int kDoubleLanes = 8;
+
+// Bit casts between same-sized vectors: a cast of a vector is a reinterpretation.
+__attribute__((always_inline)) inline vf as_float(vu v) { return (vf)v; }
+__attribute__((always_inline)) inline vu as_uint(vf v) { return (vu)v; }
+
+template <typename V>
+__attribute__((always_inline)) inline V load_raw(const void* p) {
+  V v;
+  __builtin_memcpy(&v, p, sizeof(V));  // unaligned load
+  return v;
+}
+template <typename V>
+__attribute__((always_inline)) inline void store_raw(void* p, V v) {
+  __builtin_memcpy(p, &v, sizeof(V));
+}
+
+// ---- float <-> storage, 16 lanes ---------------------------------------------
+__attribute__((always_inline)) inline vf load16(const float* p) { return load_raw<vf>(p); }
+__attribute__((always_inline)) inline void store16(float* p, vf v) { store_raw(p, v); }
+
+__attribute__((always_inline)) inline vf load16(const BFloat16* p) {
+  const vu wide = __builtin_convertvector(load_raw<vu16>(p), vu);
+  return as_float(wide << 16);
+}
+__attribute__((always_inline)) inline void store16(BFloat16* p, vf v) {
+  const vu u = as_uint(v);
+  const vu rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // round to nearest even
+  const vi is_nan = (vi)((u & 0x7fffffffu) > 0x7f800000u);
+  const vu out = is_nan ? vu{} + 0x7fc0u : rounded;
+  store_raw(p, __builtin_convertvector(out, vu16));
+}
+
+#if defined(FUSEDOPS_ISA_AVX512)
+// F16C/AVX-512 convert halves in one instruction; the compiler's own lowering
+// of a _Float16 vector conversion is element by element (checked with -S).
+__attribute__((always_inline)) inline vf load16(const Half* p) {
+  return (vf)_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+__attribute__((always_inline)) inline void store16(Half* p, vf v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                      _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+#elif defined(FUSEDOPS_ISA_AVX2)
+__attribute__((always_inline)) inline vf load16(const Half* p) {
+  const __m256 lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m256 hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p) + 1));
+  vf v;
+  __builtin_memcpy(&v, &lo, 32);
+  __builtin_memcpy(reinterpret_cast<char*>(&v) + 32, &hi, 32);
+  return v;
+}
+__attribute__((always_inline)) inline void store16(Half* p, vf v) {
+  __m256 lo, hi;
+  __builtin_memcpy(&lo, &v, 32);
+  __builtin_memcpy(&hi, reinterpret_cast<const char*>(&v) + 32, 32);
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(lo, kRound));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p) + 1, _mm256_cvtps_ph(hi, kRound));
+}
+#else
+// No half-precision instructions assumed: the exact scalar conversions.
+__attribute__((always_inline)) inline vf load16(const Half* p) {
+  vf v;
+  for (int i = 0; i < kFloatLanes; ++i) v[i] = to_float(p[i]);
+  return v;
+}
+__attribute__((always_inline)) inline void store16(Half* p, vf v) {
+  for (int i = 0; i < kFloatLanes; ++i) p[i] = from_float_half(v[i]);
+}
+#endif
+
+// ---- double, 8 lanes ---------------------------------------------------------
+__attribute__((always_inline)) inline vd load8(const double* p) { return load_raw<vd>(p); }
+__attribute__((always_inline)) inline void store8(double* p, vd v) { store_raw(p, v); }
+
+// Sum of the lanes, in double (the float lanes each hold a short partial sum).
+__attribute__((always_inline)) inline double hsum(vf v) {
+  double s = 0;
+  for (int i = 0; i < kFloatLanes; ++i) s += static_cast<double>(v[i]);
+  return s;
+}
+__attribute__((always_inline)) inline double hsum(vd v) {
+  double s = 0;
+  for (int i = 0; i < kDoubleLanes; ++i) s += v[i];
+  return s;
+}
+
+// ---- exp ---------------------------------------------------------------------
+// exp(x) for float lanes, within a few ulp, with the edge cases silu needs:
+// exp(NaN) = NaN, exp(x) = +inf above 127.5*ln2 (true overflow is at 128*ln2;
+// silu only uses 1/(1 + exp(-a)), which is 0 either way), exp(x) = 0 below
+// -126*ln2 (flushes what would be subnormal). Libm's expf is a call per
+// element, which stops vectorisation.
+//   x = k*ln2 + r, |r| <= ln2/2; exp(r) by its Taylor series to r^7 (the next
+//   term is < 7e-9 relative, under float's 6e-8 epsilon); 2^k built from bits.
+__attribute__((always_inline)) inline vf vexp(vf x) {
+  constexpr float kHi = 88.3762626f;  // 127.5 * ln2: k stays <= 127
+  constexpr float kLo = -87.33654f;   // 2^-126: smallest normal
+  const vi over = (vi)(x > kHi);
+  const vi under = (vi)(x < kLo);
+  vf xc = over ? vf{} + kHi : x;  // NaN compares false: it stays NaN
+  xc = under ? vf{} + kLo : xc;
+  // Round x/ln2 to an integer with the 1.5*2^23 trick: the sum's low mantissa
+  // bits are the integer, no float->int conversion (undefined for NaN).
+  constexpr float kShift = 12582912.0f;  // 1.5 * 2^23
+  const vf t = xc * 1.44269504088896341f + kShift;
+  const vf k = t - kShift;
+  const vi ki = (vi)as_uint(t) - (vi)as_uint(vf{} + kShift);
+  // ln2 split in two so k*ln2_hi is exact for |k| <= 2^9.
+  vf r = xc - k * 0.693359375f;
+  r = r - k * -2.12194440e-4f;
+  vf p = vf{} + (1.0f / 5040.0f);
+  p = p * r + (1.0f / 720.0f);
+  p = p * r + (1.0f / 120.0f);
+  p = p * r + (1.0f / 24.0f);
+  p = p * r + (1.0f / 6.0f);
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const vf scale = as_float((vu)((ki + 127) << 23));
+  vf y = p * scale;
+  y = over ? vf{} + __builtin_inff() : y;
+  y = under ? vf{} : y;
+  return y;
+}
