@@ -286,9 +286,14 @@ __global__ void __launch_bounds__(512)
     const VecT* rr = add ? reinterpret_cast<const VecT*>(residual + row * hidden) : nullptr;
     VecT* sr = add ? reinterpret_cast<VecT*>(residual_out + row * hidden) : nullptr;
     VecT* outr = reinterpret_cast<VecT*>(out + row * hidden);
-    A sum_sq = 0;
+    // Rows here are long (up to 2^31 elements): one thread adds hidden / blockDim.x
+    // squares, and a float running sum stops growing once it is 2^24 times the
+    // terms. So each iteration's U*V squares are summed in A, then added into a
+    // double: an exact enough running sum at one double add per U*V elements.
+    double sum_rows = 0;
     for (int64_t base = threadIdx.x; base < nvec; base += step) {
       VecT v[U], r[U];
+      A part = 0;
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int64_t i = base + static_cast<int64_t>(u) * blockDim.x;
@@ -310,11 +315,13 @@ __global__ void __launch_bounds__(512)
 #pragma unroll
           for (int k = 0; k < V; ++k) {
             const A f = to_acc<A>(v[u].v[k]);
-            sum_sq += f * f;
+            part += f * f;
           }
         }
       }
+      sum_rows += static_cast<double>(part);
     }
+    A sum_sq = static_cast<A>(sum_rows);
     sum_sq = block_sum(sum_sq, scratch);
     const A rstd = A(1) / sqrt(sum_sq / static_cast<A>(hidden) + eps);
     for (int64_t base = threadIdx.x; base < nvec; base += step) {
