@@ -26,7 +26,7 @@ EPS = 1e-6
 LONG = 1 << 25
 
 
-# ---- float64 references (formulas of CONTRACT.md, no shared code) ----------
+# ---- float64 references (the ops' documented formulas, no shared code) -----
 def ref_forward(x, w, eps):
     xd = x.double().cpu()
     return xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + eps) * w.double().cpu()

@@ -4,9 +4,9 @@
 // that file's `#pragma GCC target`; like simd.h it includes nothing itself.
 //
 // Numerics: a row's sums (sum of squares, sum of w*dy*x) are accumulated in
-// 4 vectors of float lanes over blocks of kBlock elements, and each block's
-// total is added into a double. Each float lane so adds at most
-// kBlock / (4*16) = 64 terms, and the double carries the rest: a row of 2^26
+// 2 or 4 vectors of 16 float lanes over blocks of kBlock elements, and each
+// block's total is added into a double. So each float lane adds at most
+// kBlock / (2*16) = 32 terms, and the double carries the rest: a row of 2^26
 // ones sums exactly, and rows of large-mean data (1000 + noise) keep float
 // precision however long they are. A single float running sum, as before,
 // stops growing once it reaches 2^24 times the terms it adds.
@@ -31,7 +31,7 @@ struct VecOps<double> {
   static void store(double* p, V v) { store8(p, v); }
 };
 
-constexpr int64_t kBlock = 1024;  // elements per float partial sum (64 per lane)
+constexpr int64_t kBlock = 1024;  // elements per float partial sum (16-32 per lane)
 
 // sum(x^2) over n elements, in double.
 template <typename T>

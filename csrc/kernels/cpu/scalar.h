@@ -115,7 +115,7 @@ struct Store<BFloat16> {
   static BFloat16 from(double v) { return from_float_bf16(static_cast<float>(v)); }
 };
 
-// float32 accumulation for every dtype but float64 (CONTRACT.md).
+// float32 accumulation for every dtype but float64, as the ops document.
 template <typename T>
 struct AccType {
   using type = float;
