@@ -1,7 +1,7 @@
 """References and tolerances shared by the op tests.
 
-References compute in float64 on the CPU, straight from the formulas in
-CONTRACT.md, so they share no code with the kernels under test.
+References compute in float64 on the CPU, straight from the documented formulas
+(README "The ops"), so they share no code with the kernels under test.
 """
 
 from __future__ import annotations

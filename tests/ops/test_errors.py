@@ -1,4 +1,4 @@
-"""Every bad input in CONTRACT.md gets a clear error naming the argument.
+"""Every kind of bad input gets a clear error naming the argument.
 
 Each case runs through the eager op (C++ checks) and through FakeTensor (the
 Python fake kernels that torch.compile uses), which must agree.

@@ -33,7 +33,7 @@ inline void check_launch(const char* kernel) {
   check_cuda(err, kernel);
 }
 
-// Accumulation type: float32, or float64 for float64 (CONTRACT.md).
+// Accumulation type: float32, or float64 for float64 inputs (the ops' documented precision).
 template <typename T>
 struct Acc {
   using type = float;
