@@ -62,12 +62,20 @@ def log(message: str) -> None:
 
 
 def run_step_output(name: str, cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[Step, str]:
+    """Run a step, streaming its output (a job killed at its time limit still shows
+    how far it got) and keeping it for the summary parsers."""
     log(f"{name}: {' '.join(cmd)}")
     start = time.monotonic()
-    proc = subprocess.run(cmd, env=env, cwd=cwd, check=False, text=True, capture_output=True)
+    lines: list[str] = []
+    with subprocess.Popen(
+        cmd, env=env, cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            print(line, end="", flush=True)
+            lines.append(line)
     seconds = time.monotonic() - start
-    output = (proc.stdout + proc.stderr).rstrip()
-    print(output[-6000:], flush=True)
+    output = "".join(lines).rstrip()
     last = output.splitlines()[-1] if output else ""
     return Step(name, proc.returncode == 0, seconds, last), output
 
