@@ -5,7 +5,7 @@
     nox -s wheel -- --cuda 13.0 --torch 2.14.1 --python 3.11 [--abi stable|classic]
     nox -s tests                       the test suite against freshly built CPU wheels
     nox -s lint                        ruff, clang-format, actionlint (+ zizmor, shellcheck)
-    nox -s index -- WHEEL_DIR OUT_DIR  per-CUDA PEP 503 indexes
+    nox -s index -- WHEEL_DIR OUT_DIR  per-CUDA PEP 503 indexes (or --releases-url URL --release TAG=DIR ... OUT_DIR)
     nox -s gpu_tests -- WHEEL...       the suite on this machine's GPU, GPU tests required
     nox -s release_dry_run             the release's own steps for the cells built here -> dist/release/
     nox -s pypi_wheel                  the one PyPI wheel (a library per family) -> wheelhouse/pypi/

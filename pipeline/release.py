@@ -1,7 +1,8 @@
 """The release's own steps, as functions: what release.yml runs and what a rehearsal runs.
 
     python -m pipeline release collect DIST --cells ID [ID ...] [--tag vX.Y.Z]
-        one wheel per cell and one public sdist, nothing else; writes DIST/SHA256SUMS
+        one wheel per cell and one public sdist, nothing else; writes each wheel's
+        .metadata (PEP 658) and DIST/SHA256SUMS
     python -m pipeline release rehearse [--out dist/release] [--cells ID ...]
         the release on this machine: sdist (and a wheel built from it), every
         buildable cell through the gate, the per-variant indexes, the PyPI
@@ -107,9 +108,14 @@ def collection_problems(dist: Path, cells: Sequence[Cell], version: str) -> list
 
 
 def collect(dist: Path, cells: Sequence[Cell], version: str) -> Path:
-    """Check a release directory and write its SHA256SUMS; ReleaseError lists every problem."""
+    """Check a release directory, write each wheel's PEP 658 `.metadata` file (uploaded
+    beside it, so the Pages index can serve metadata) and SHA256SUMS.
+
+    ReleaseError lists every problem before anything is written.
+    """
     if problems := collection_problems(dist, cells, version):
         raise ReleaseError("the release files are not right:\n  " + "\n  ".join(problems))
+    index.write_metadata_files(dist)
     return write_sums(dist)
 
 
