@@ -6,7 +6,7 @@
     python scripts/check_workflows.py --strict         # every tool must be installed
 
 actionlint is required: without it the check fails and says how to install it.
-zizmor (security audit, run with --offline) and shellcheck (scripts/ci/*.sh;
+zizmor (security audit, run with --offline) and shellcheck (pipeline/**/*.sh;
 actionlint also uses it for `run:` blocks) run when installed and are skipped
 with a note otherwise, unless --strict. Tools are looked up on PATH, next to
 this Python (a venv's bin/), or at $ACTIONLINT / $ZIZMOR / $SHELLCHECK.
@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOW_DIR = REPO / ".github" / "workflows"
 DEPENDABOT = REPO / ".github" / "dependabot.yml"
-SHELL_SCRIPT_DIR = REPO / "scripts" / "ci"
+SHELL_SCRIPT_DIR = REPO / "pipeline"
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def workflow_files() -> list[Path]:
 
 
 def shell_scripts() -> list[Path]:
-    return sorted(SHELL_SCRIPT_DIR.glob("*.sh"))
+    return sorted(SHELL_SCRIPT_DIR.rglob("*.sh"))
 
 
 def command_for(name: str, exe: str, shellcheck: str | None) -> list[str]:
@@ -121,7 +121,7 @@ def run_tool(name: str, *, strict: bool) -> Outcome:
             name, "skipped", f"{name} is not installed (optional); to run it: {tool.install}"
         )
     if name == "shellcheck" and not shell_scripts():
-        return Outcome(name, "skipped", "no scripts/ci/*.sh to check")
+        return Outcome(name, "skipped", "no pipeline/**/*.sh to check")
     if not workflow_files():
         return Outcome(name, "failed", f"no workflows under {WORKFLOW_DIR.relative_to(REPO)}")
     shellcheck = find_tool(TOOLS["shellcheck"])
