@@ -77,11 +77,6 @@ class Matrix:
     pypi_parts: tuple[Variant, ...]  # the stable cells whose libraries make the PyPI wheel
     pypi_platforms: tuple[str, ...]
 
-    @property
-    def pypi_variant(self) -> Variant:
-        """The newest CUDA part: what index.make_pypi_flavor strips (until it is retired)."""
-        return max((p for p in self.pypi_parts if not p.is_cpu), key=lambda p: p.cuda)
-
     def release(self, minor: str) -> TorchRelease:
         return next(t for t in self.torch if t.minor == minor)
 

@@ -217,45 +217,6 @@ def test_render_find_links_page_escapes() -> None:
     assert 'data-requires-python="&lt;4,&gt;=3.10"' in page
 
 
-def test_strip_local_members_and_record() -> None:
-    di = "fusedops-0.1.0+cu130.dist-info"
-    members = [
-        ("fusedops/__init__.py", b"x = 1\n"),
-        (f"{di}/METADATA", b"Metadata-Version: 2.1\nName: fusedops\nVersion: 0.1.0+cu130\n"),
-        (f"{di}/WHEEL", b"Wheel-Version: 1.0\n"),
-        (f"{di}/RECORD", b"stale"),
-    ]
-    out = dict(mi.strip_local_members(members, "0.1.0+cu130", "0.1.0"))
-    assert set(out) == {
-        "fusedops/__init__.py",
-        "fusedops-0.1.0.dist-info/METADATA",
-        "fusedops-0.1.0.dist-info/WHEEL",
-        "fusedops-0.1.0.dist-info/RECORD",
-    }
-    assert b"\nVersion: 0.1.0\n" in out["fusedops-0.1.0.dist-info/METADATA"]
-    record = out["fusedops-0.1.0.dist-info/RECORD"].decode().splitlines()
-    assert record[-1] == "fusedops-0.1.0.dist-info/RECORD,,"
-    assert f"fusedops/__init__.py,{mi.record_hash(b'x = 1' + bytes([10]))},6" in record
-
-
-def test_strip_local_members_errors() -> None:
-    with pytest.raises(mi.IndexBuildError, match=r"no fusedops-0\.1\.0\+cu130\.dist-info"):
-        mi.strip_local_members([("fusedops/__init__.py", b"")], "0.1.0+cu130", "0.1.0")
-    no_version = [("fusedops-0.1.0+cu130.dist-info/METADATA", b"Name: fusedops\n")]
-    with pytest.raises(mi.IndexBuildError, match="no Version field"):
-        mi.strip_local_members(no_version, "0.1.0+cu130", "0.1.0")
-
-
-def test_pypi_candidate() -> None:
-    stable = entry(STABLE_CU130)
-    assert mi.pypi_candidate([stable, entry(CLASSIC_CU130), entry(STABLE_CPU)], CU130) is stable
-    with pytest.raises(mi.IndexBuildError, match="found none"):
-        mi.pypi_candidate([entry(CLASSIC_CU130)], CU130)
-    twin = entry(STABLE_CU130.replace("manylinux_2_28", "manylinux_2_34"))
-    with pytest.raises(mi.IndexBuildError, match="exactly one stable \\+cu130"):
-        mi.pypi_candidate([stable, twin], CU130)
-
-
 # --- real files and real pip ---------------------------------------------------------------
 
 
@@ -345,7 +306,8 @@ def test_pip_rejects_tampered_wheel(wheel_dir: Path, tmp_path: Path) -> None:
 def test_variant_wheel_beats_pypi_wheel_in_pip(wheel_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "index"
     mi.build_index(wheel_dir, out)
-    pypi = mi.make_pypi_flavor(wheel_dir, tmp_path / "pypi")
+    # A public-version 0.1.0 wheel stands in for PyPI's.
+    pypi = synthetic(tmp_path / "pypi", "0.1.0", "cp310-abi3-linux_x86_64", ">=2.10")
     target = tmp_path / "site"
     proc = pip_install(
         target,
@@ -357,36 +319,6 @@ def test_variant_wheel_beats_pypi_wheel_in_pip(wheel_dir: Path, tmp_path: Path) 
     )
     assert proc.returncode == 0, proc.stderr
     assert installed_version(target) == "0.1.0+cu130"
-
-
-def test_pypi_flavor_wheel(wheel_dir: Path, tmp_path: Path) -> None:
-    pypi = mi.make_pypi_flavor(wheel_dir, tmp_path / "pypi")
-    assert pypi.name == "fusedops-0.1.0-cp310-abi3-linux_x86_64.whl"
-    with zipfile.ZipFile(pypi) as zf:
-        names = zf.namelist()
-        assert "fusedops-0.1.0.dist-info/METADATA" in names
-        assert not [n for n in names if "+cu130" in n]
-        assert "\nVersion: 0.1.0\n" in zf.read("fusedops-0.1.0.dist-info/METADATA").decode()
-        for line in zf.read("fusedops-0.1.0.dist-info/RECORD").decode().splitlines():
-            path, digest, size = line.rsplit(",", 2)
-            if path.endswith("RECORD"):
-                continue
-            data = zf.read(path)
-            assert (mi.record_hash(data), int(size)) == (digest, len(data)), path
-    target = tmp_path / "site"
-    proc = pip_install(target, str(pypi))
-    assert proc.returncode == 0, proc.stderr
-    assert installed_version(target) == "0.1.0"
-
-
-def test_pypi_flavor_keeps_so_permissions(tmp_path: Path) -> None:
-    d = tmp_path / "wh"
-    files = {"fusedops/__init__.py": b"", "fusedops/_C.abi3.so": b"\x7fELF"}
-    wk.write_wheel(d, "0.1.0+cu130", "cp310-abi3-manylinux_2_28_x86_64", files)
-    pypi = mi.make_pypi_flavor(d, tmp_path / "pypi")
-    info = zipfile.ZipFile(pypi).getinfo("fusedops/_C.abi3.so")
-    assert (info.external_attr >> 16) & 0o111
-    assert pypi.name == "fusedops-0.1.0-cp310-abi3-manylinux_2_28_x86_64.whl"
 
 
 def test_base_url_links_instead_of_copying(wheel_dir: Path, tmp_path: Path) -> None:
@@ -401,9 +333,9 @@ def test_base_url_links_instead_of_copying(wheel_dir: Path, tmp_path: Path) -> N
 
 def test_cli(wheel_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "index"
-    assert mi.main([str(wheel_dir), str(out), "--pypi-flavor", str(tmp_path / "pypi")]) == 0
+    assert mi.main([str(wheel_dir), str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "pages under" in printed and "fusedops-0.1.0-cp310-abi3-linux_x86_64.whl" in printed
+    assert "pages under" in printed and "for cpu, cu130" in printed
     assert (out / "cpu" / "fusedops" / "index.html").is_file()
 
 
@@ -427,25 +359,17 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert mi.main([str(bad), str(tmp_path / "out")]) == 1
     assert "is not a readable wheel (zip)" in _one_line_error(capsys)
     assert not (tmp_path / "out").exists()  # nothing written before every wheel was read
-    only_cpu = tmp_path / "cpu"
-    synthetic(only_cpu, "0.1.0+cpu", "cp310-abi3-linux_x86_64", ">=2.10")
-    assert mi.main([str(only_cpu), "--pypi-flavor", str(tmp_path / "p")]) == 1
-    assert "need exactly one stable +cu130 wheel" in _one_line_error(capsys)
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ([], "give WHEEL_DIR OUT_DIR, --release TAG=DIR ... OUT_DIR, or WHEEL_DIR --pypi-flavor"),
-        (["{cpu}"], "give OUT_DIR, --pypi-flavor DIR, or both"),
+        ([], "give WHEEL_DIR OUT_DIR, or --release TAG=DIR ... OUT_DIR"),
+        (["{cpu}"], "give WHEEL_DIR OUT_DIR, or --release TAG=DIR ... OUT_DIR"),
         (["{tmp}/nowhere", "{tmp}/out"], "is not a directory"),
         (["{cpu}", "{file}"], "OUT_DIR {file} exists and is not a directory"),
-        (
-            ["{cpu}", "--pypi-flavor", "{file}"],
-            "--pypi-flavor {file} exists and is not a directory",
-        ),
         (["{cpu}", "{tmp}/out", "--torch-minors", "2.9 02.10"], "'02.10' is not a torch minor"),
-        (["{cpu}", "{tmp}/out", "--pypi-variant", "cuda13"], "variant 'cuda13': expected"),
+        (["{cpu}", "{tmp}/out", "--pypi-flavor", "{tmp}/p"], "unrecognized arguments"),
         (["{cpu}", "{tmp}/out", "--base-url", "http://x y"], "is not a URL prefix"),
         (["{cpu}", "{tmp}/out", "--bogus"], "unrecognized arguments: --bogus"),
         (["--release", "v0.1.0={cpu}", "{tmp}/out"], "--release needs --releases-url"),
@@ -453,10 +377,6 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         (
             ["--releases-url", URL, "--release", "v0.1.0={cpu}", "--base-url", URL, "{tmp}/out"],
             "--base-url and --release exclude each other",
-        ),
-        (
-            ["--releases-url", URL, "--release", "v0.1.0={cpu}", "--pypi-flavor", "{tmp}/p"],
-            "--pypi-flavor reads WHEEL_DIR, not --release",
         ),
         (
             ["--releases-url", URL, "--release", "v0.1.0={cpu}", "{cpu}", "{tmp}/out"],

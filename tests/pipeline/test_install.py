@@ -293,7 +293,17 @@ def relabel(src: Path, dest_dir: Path, new: str) -> Path:
         (p, d.replace(f"'{old}'".encode(), f"'{new}'".encode()) if p in stamped else d)
         for p, d in members
     ]
-    members = mi.strip_local_members(members, str(old), new)
+    old_di, new_di = f"fusedops-{old}.dist-info/", f"fusedops-{new}.dist-info/"
+    members = [(new_di + p[len(old_di) :] if p.startswith(old_di) else p, d) for p, d in members]
+    members = [
+        (p, d.replace(f"Version: {old}\n".encode(), f"Version: {new}\n".encode()))
+        if p == new_di + "METADATA"
+        else (p, d)
+        for p, d in members
+        if p != new_di + "RECORD"
+    ]
+    record = [f"{p},{wk.record_hash(d)},{len(d)}" for p, d in members]
+    members.append((new_di + "RECORD", ("\n".join([*record, f"{new_di}RECORD,,"]) + "\n").encode()))
     attrs = {i.filename: i.external_attr for i in infos}
     dest = dest_dir / src.name.replace(f"-{old}-", f"-{new}-")
     dest_dir.mkdir(parents=True, exist_ok=True)
