@@ -185,10 +185,14 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=BUILD_PYTHON)
 def index(session: nox.Session) -> None:
-    """Per-CUDA PEP 503 indexes: -- WHEEL_DIR OUT_DIR [--base-url URL] [--pypi-flavor DIR]."""
+    """Per-CUDA PEP 503 indexes: -- WHEEL_DIR OUT_DIR [--base-url URL], or every release:
+
+    -- --releases-url URL --release TAG=DIR [--release TAG=DIR ...] OUT_DIR
+    """
     if len(session.posargs) < 2:
         session.error(
-            "Usage: nox -s index -- WHEEL_DIR OUT_DIR [--base-url URL] [--pypi-flavor DIR]"
+            "Usage: nox -s index -- WHEEL_DIR OUT_DIR [--base-url URL]"
+            " | --releases-url URL --release TAG=DIR ... OUT_DIR"
         )
     session.install("packaging")
     session.run("python", "-m", "pipeline", "index", *session.posargs)

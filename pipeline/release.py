@@ -10,7 +10,7 @@
 
 release.yml runs `collect` in its collect job; `nox -s release_dry_run` runs
 `rehearse`, which calls the same functions as the workflow's steps (sdist,
-build, index, PyPI flavour, collect). GitHub itself (draft release, upload,
+build, index, PyPI wheel, collect). GitHub itself (draft release, upload,
 Pages, PyPI upload) is the only part a rehearsal cannot run.
 """
 

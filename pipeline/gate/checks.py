@@ -198,7 +198,7 @@ def check_identity(
         except InvalidVersion:
             problems.append(f"BUILD_INFO version {build_info.get('version')!r} is not PEP 440")
         else:
-            # The PyPI flavor drops the local label from the name only: BUILD_INFO keeps it.
+            # The PyPI wheel drops the local label from the name only: BUILD_INFO keeps it.
             pypi = version.local is None and built.public == version.public
             if built != version and not pypi:
                 problems.append(f"BUILD_INFO version {built} != filename version {version}")
@@ -212,10 +212,10 @@ def check_version(wheel: WheelName, cell: Cell | None) -> CheckResult:
         return CheckResult(name, FAIL, "no cell and no usable BUILD_INFO: nothing to check against")
     got = wheel.version.local
     # The PyPI wheel carries no local label (PyPI rejects them).
-    pypi_flavor = got is None and cell.pypi_part
-    if got != cell.local_version and not pypi_flavor:
+    pypi_wheel = got is None and cell.pypi_part
+    if got != cell.local_version and not pypi_wheel:
         return CheckResult(name, FAIL, f"local version is +{got}, expected +{cell.local_version}")
-    return CheckResult(name, PASS, f"{wheel.version}{' (PyPI flavor)' if pypi_flavor else ''}")
+    return CheckResult(name, PASS, f"{wheel.version}{' (the PyPI wheel)' if pypi_wheel else ''}")
 
 
 def torch_requirement(metadata_text: str | None) -> SpecifierSet | None:

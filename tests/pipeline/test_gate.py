@@ -828,7 +828,7 @@ def test_check_version_cases() -> None:
 def test_check_version_accepts_a_public_version_only_for_the_pypi_wheel() -> None:
     pypi = name("fusedops-0.1.0-cp310-abi3-manylinux_2_28_x86_64.whl")
     res = checks.check_version(pypi, dataclasses.replace(CU130, pypi_part=True))
-    assert res.status == PASS and "PyPI flavor" in res.message
+    assert res.status == PASS and "the PyPI wheel" in res.message
     res = checks.check_version(pypi, dataclasses.replace(CU130, pypi_part=False))
     assert res.status == FAIL and "local version is +None, expected +cu130" in res.message
 
@@ -876,7 +876,7 @@ def test_check_identity_failures(
 
 def test_check_identity_passes() -> None:
     assert checks.check_identity(CPU_NAME, CPU_DIST, _meta(), INFO_CPU).status == PASS
-    # The PyPI flavor: the name drops the local label, BUILD_INFO keeps it.
+    # The PyPI wheel: the name drops the local label, BUILD_INFO keeps it.
     pypi = name("fusedops-0.1.0-cp310-abi3-manylinux_2_28_x86_64.whl")
     info = {**INFO_CPU, "version": "0.1.0+cu130"}
     assert (
