@@ -144,7 +144,7 @@ def tests(session: nox.Session) -> None:
         "uv",
     )
     session.run("python", "-c", "import torch; print('torch', torch.__version__)")
-    tmp = Path(session.create_tmp())
+    tmp = Path(session.create_tmp()).resolve()  # tests run some commands from /
     wheels = {abi: _build_cpu_wheel(session, abi, tmp / abi) for abi in ("stable", "classic")}
     pypi = _pypi_wheel(session, wheels["stable"], tmp)
     pytest = ["python", "-m", "pytest", "-p", "no:cacheprovider", *session.posargs]

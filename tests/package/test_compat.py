@@ -113,7 +113,12 @@ def test_arch_coverage_cpu_build() -> None:
     assert not verdict.covered and "CPU-only" in verdict.how
 
 
-def test_parse_version() -> None:
-    assert _compat.parse_version("2.14.1+cu130") == (2, 14, 1)
-    assert _compat.parse_version("2.15.0.dev20260101") == (2, 15, 0)
-    assert _compat.parse_version("2.10") == (2, 10, 0)
+def test_torch_versions_are_read_as_numbers() -> None:
+    # The installed package's one version rule (fusedops/_variant.py, shared with the pipeline).
+    from fusedops import _variant
+
+    assert _variant.release("2.14.1+cu130") == (2, 14, 1)
+    assert _variant.release("2.14.1rc1") == (2, 14, 1)
+    assert _variant.minor_of("2.15.0.dev20260101") == (2, 15)
+    assert _variant.minor_of("2.10") == (2, 10)
+    assert _variant.minor_of("2.10.0") > _variant.minor_of("2.9.1")
