@@ -506,11 +506,14 @@ def test_build_env_keeps_cis_ccache_dir(tmp_path):
     assert out["PYTORCH_NVCC"] == f"{ccache} {tmp_path / 'cuda' / 'bin' / 'nvcc'}"
 
 
-def test_source_date_epoch_is_the_last_commit(tmp_path):
+def test_source_date_epoch_is_the_last_commit(tmp_path, monkeypatch):
     value = env.source_date_epoch(REPO)
     if value is None:
         pytest.skip("not a git checkout (e.g. an sdist)")
     assert value.isdigit() and int(value) > 1_600_000_000
+    # Outside any repository there is no commit time. (nox puts TMPDIR inside the
+    # checkout, where git would find the checkout's repository: stop it there.)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     assert env.source_date_epoch(tmp_path) is None
 
 
