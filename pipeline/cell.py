@@ -86,8 +86,12 @@ class Cell:
         """python-abi part of the wheel name: 'cp310-abi3' or 'cp312-cp312'."""
         return f"{self.python_tag}-{'abi3' if self.abi == 'stable' else self.python_tag}"
 
+    def wheel_prefix(self, base: str | None = None) -> str:
+        """The wheel filename up to its platform tag, which the repair decides."""
+        return f"{PROJECT}-{self.version(base)}-{self.wheel_tag}-"
+
     def wheel_filename(self, platform_tag: str, base: str | None = None) -> str:
-        return f"{PROJECT}-{self.version(base)}-{self.wheel_tag}-{platform_tag}.whl"
+        return f"{self.wheel_prefix(base)}{platform_tag}.whl"
 
     @property
     def torch_requirement(self) -> str:

@@ -226,7 +226,7 @@ def parts_in(dist: Path, cells: Sequence[Cell], version: str) -> list[Path]:
     """The wheel of each PyPI part cell in a release directory (AssemblyError if one is missing)."""
     found, missing = [], []
     for cell in cells:
-        prefix = f"{PROJECT}-{cell.version(version)}-{cell.wheel_tag}-"
+        prefix = cell.wheel_prefix(version)
         hits = sorted(p for p in dist.glob(prefix + "*.whl") if cell.platform.machine in p.name)
         if len(hits) != 1:
             missing.append(f"{cell.id} ({len(hits)} wheels match {prefix}*)")

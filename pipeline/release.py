@@ -67,7 +67,7 @@ def collection_problems(dist: Path, cells: Sequence[Cell], version: str) -> list
     problems = []
     wheels = sorted(dist.glob("*.whl"))
     sdists = sorted(dist.glob("*.tar.gz"))
-    want = {f"{PROJECT}-{c.version(version)}-{c.wheel_tag}-": c.id for c in cells}
+    want = {c.wheel_prefix(version): c.id for c in cells}
     seen: dict[str, str] = {}
     for wheel in wheels:
         try:
