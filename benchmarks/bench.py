@@ -20,13 +20,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch
+from references import EPS, allow_many_graphs, eager_rms_norm, eager_silu_and_mul, manual_rms_norm
 
 import fusedops
 
 ROWS = (4096, 16384, 65536)
 HIDDEN = (2048, 4096, 8192, 16384)
 SILU_D = (4096, 14336)
-EPS = 1e-6
 
 
 def bench(fn: Callable[[], object], rep_ms: int = 100) -> float:
@@ -62,25 +62,7 @@ def tbps(nbytes: int, ms: float) -> float:
     return nbytes / ms / 1e9
 
 
-# ---- references --------------------------------------------------------------
-def eager_rms_norm(x, w):
-    return torch.nn.functional.rms_norm(x, (x.shape[-1],), w, EPS)
-
-
-def manual_rms_norm(x, w):
-    xf = x.float()
-    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()).to(x.dtype)
-
-
-def eager_silu_and_mul(x):
-    d = x.shape[-1] // 2
-    return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
-
-
-# One static-shape graph per benchmarked shape: lift dynamo's recompile limit
-# (default 8) so no shape silently falls back to eager.
-torch._dynamo.config.recompile_limit = 1024
-torch._dynamo.config.accumulated_recompile_limit = 4096
+allow_many_graphs()
 compiled_rms_norm = torch.compile(manual_rms_norm, dynamic=False)
 compiled_silu_and_mul = torch.compile(eager_silu_and_mul, dynamic=False)
 

@@ -31,13 +31,21 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
+from references import (
+    EPS,
+    allow_many_graphs,
+    eager_add_rms_norm,
+    eager_rms_norm,
+    eager_silu_and_mul,
+    manual_add_rms_norm,
+    manual_rms_norm,
+)
 
 import fusedops
 
 ROWS = 4096
 HIDDEN = (2048, 4096, 8192, 16384)
 SILU_D = (4096, 14336)
-EPS = 1e-6
 HERE = Path(__file__).resolve().parent
 
 
@@ -71,35 +79,7 @@ def copy_timer(nbytes: int) -> Callable[[], object]:
     return lambda: dst.copy_(src)
 
 
-# ---- references --------------------------------------------------------------
-def manual_rms_norm(x, w):
-    xf = x.float()
-    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()).to(x.dtype)
-
-
-def eager_rms_norm(x, w):
-    return torch.nn.functional.rms_norm(x, (x.shape[-1],), w, EPS)
-
-
-def manual_add_rms_norm(x, r, w):
-    s = x + r
-    return manual_rms_norm(s, w), s
-
-
-def eager_add_rms_norm(x, r, w):
-    s = x + r
-    return eager_rms_norm(s, w), s
-
-
-def eager_silu_and_mul(x):
-    d = x.shape[-1] // 2
-    return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
-
-
-# One static-shape graph per shape and dtype: lift dynamo's recompile limit so
-# no shape silently falls back to eager.
-torch._dynamo.config.recompile_limit = 1024
-torch._dynamo.config.accumulated_recompile_limit = 4096
+allow_many_graphs()
 compiled_rms_norm = torch.compile(manual_rms_norm, dynamic=False)
 compiled_add_rms_norm = torch.compile(manual_add_rms_norm, dynamic=False)
 compiled_silu_and_mul = torch.compile(eager_silu_and_mul, dynamic=False)

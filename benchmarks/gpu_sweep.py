@@ -35,12 +35,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from references import EPS, allow_many_graphs, manual_add_rms_norm, manual_rms_norm
 
 ROWS = (1, 16, 128, 1024, 4096, 16384, 65536)
 HIDDEN = (2048, 4096, 8192, 16384)
 DTYPES = ("bfloat16", "float16", "float32")
 IMPLS = ("fusedops", "compile", "liger", "copy")
-EPS = 1e-6
 # A graph holds up to MAX_CALLS calls, as many as move GRAPH_BYTES: the graph
 # launch is amortised and large shapes still take one call per replay.
 GRAPH_BYTES = 512 << 20
@@ -63,21 +63,10 @@ FIELDS = [
 ]
 
 
-def manual_rms_norm(x, w):
-    xf = x.float()
-    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()).to(x.dtype)
-
-
-def manual_fused_add_rms_norm(x, r, w):
-    s = x + r
-    return manual_rms_norm(s, w), s
-
-
 torch._dynamo.config.automatic_dynamic_shapes = False  # only rows is dynamic, by mark_dynamic
-torch._dynamo.config.recompile_limit = 1024
-torch._dynamo.config.accumulated_recompile_limit = 4096
+allow_many_graphs()
 compiled_rms_norm = torch.compile(manual_rms_norm)
-compiled_fused_add = torch.compile(manual_fused_add_rms_norm)
+compiled_fused_add = torch.compile(manual_add_rms_norm)
 
 
 def liger_ops() -> dict[str, Callable] | None:
