@@ -10,38 +10,22 @@ from __future__ import annotations
 
 import os
 import subprocess
-import venv
 from pathlib import Path
 
 import pytest
+import torch_venv
+from torch_venv import run
 
 pytestmark = pytest.mark.slow
 
 WHEEL = os.environ.get("FUSEDOPS_CLASSIC_WHEEL")
-OTHER_TORCH = os.environ.get("FUSEDOPS_OTHER_TORCH", "torch==2.13.0")
 
 
 @pytest.fixture(scope="module")
 def other_torch_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not WHEEL:
         pytest.skip("set FUSEDOPS_CLASSIC_WHEEL to a classic wheel (nox -s tests does)")
-    root = tmp_path_factory.mktemp("other-torch")
-    venv.create(root, with_pip=True)
-    python = root / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", OTHER_TORCH],
-        check=True,
-        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
-    )
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", WHEEL], check=True)
-    return python
-
-
-def run(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    # Run outside the repository so the source tree cannot shadow the install.
-    return subprocess.run(
-        [str(python), *args], capture_output=True, text=True, check=False, cwd="/"
-    )
+    return torch_venv.with_wheel(tmp_path_factory.mktemp("other-torch"), WHEEL)
 
 
 def test_import_names_both_builds_and_the_fix(other_torch_env: Path) -> None:

@@ -14,16 +14,16 @@ import os
 import shutil
 import subprocess
 import sys
-import venv
 import zipfile
 from pathlib import Path
 
 import pytest
+import torch_venv
+from torch_venv import run
 
 pytestmark = pytest.mark.slow
 
 WHEEL = os.environ.get("FUSEDOPS_PYPI_WHEEL")
-CPU_TORCH = os.environ.get("FUSEDOPS_OTHER_TORCH", "torch==2.13.0")
 # Every op, forward and backward, on CPU tensors; prints what the loader chose.
 RUN_OPS = """
 import json, torch, fusedops
@@ -51,28 +51,11 @@ def families() -> set[str]:
         return {n.split("/")[2] for n in zf.namelist() if n.startswith("fusedops/_lib/")}
 
 
-def run(
-    python: Path | str, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    # Outside the checkout, so the source tree cannot shadow the install.
-    return subprocess.run(
-        [str(python), *args], capture_output=True, text=True, check=False, cwd="/",
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def cpu_torch_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not WHEEL:
         pytest.skip("set FUSEDOPS_PYPI_WHEEL to the assembled PyPI wheel (nox -s tests does)")
-    root = tmp_path_factory.mktemp("pypi-cpu-torch")
-    venv.create(root, with_pip=True)
-    python = root / "bin" / "python"
-    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    subprocess.run([*pip, CPU_TORCH], check=True)
-    # --no-deps: the torch requirement is met; nothing may replace the CPU torch
-    subprocess.run([*pip, "--no-deps", WHEEL], check=True)
-    return python
+    return torch_venv.with_wheel(tmp_path_factory.mktemp("pypi-cpu-torch"), WHEEL)
 
 
 def test_a_cpu_torch_loads_the_cpu_library(cpu_torch_env: Path) -> None:
