@@ -33,6 +33,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from . import matrix
 from .cell import PROJECT, Cell
+from .repair import policy_glibc
 from .rules import Variant
 
 LIB_DIR = "fusedops/_lib"
@@ -99,25 +100,19 @@ def read_part(path: Path) -> Part:
     return Part(path, variant.family, version.public, platform, members, info)
 
 
-# The legacy aliases auditwheel adds to compressed tag sets, as glibc versions.
-_LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
-
-
-def _glibc(platform: str) -> tuple[int, int, str] | None:
-    if m := _POLICY.match(platform):
-        return int(m.group(1)), int(m.group(2)), m.group(3)
-    legacy, _, machine = platform.partition("_")
-    return (*_LEGACY[legacy], machine) if legacy in _LEGACY and machine else None
-
-
 def most_compatible(platforms: set[str], where: str) -> str:
-    """The oldest-glibc manylinux tag of a (compressed) tag set: what the part promises."""
-    known = sorted((g, p) for p in platforms if (g := _glibc(p)) is not None)
+    """The oldest-glibc manylinux tag of a (compressed) tag set: what the part promises.
+
+    Legacy aliases (manylinux2014_x86_64, ...) count by their glibc, as the gate reads them.
+    """
+    known = sorted((glibc, p) for p in platforms if (glibc := policy_glibc(p)) is not None)
     if not known:
         raise AssemblyError(
             f"{where}: not a repaired manylinux wheel ({', '.join(sorted(platforms))})"
         )
-    major, minor, machine = known[0][0]
+    (major, minor), chosen = known[0]
+    m = _POLICY.match(chosen)
+    machine = m.group(3) if m else chosen.partition("_")[2]
     return f"manylinux_{major}_{minor}_{machine}"
 
 

