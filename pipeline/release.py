@@ -37,7 +37,7 @@ from packaging.version import Version
 
 from . import build, gate, index, matrix, pypi_wheel
 from .cell import PROJECT, Cell
-from .rules import REPO, base_version
+from .rules import REPO, Variant, base_version
 from .toolchain import ToolchainError
 from .toolchain.python_env import torch_env
 
@@ -177,14 +177,11 @@ def rehearse(out: Path, cells: Sequence[Cell]) -> Rehearsal:
         shutil.rmtree(out)
     dist, idx, pypi = out / "dist", out / "index", out / "pypi"
     sdist = build_sdist(dist)
-    cpu = next(
-        (
-            c
-            for c in matrix.expand()
-            if c.id.startswith("stable-cpu-") and c.platform == cells[0].platform
-        ),
-        None,
+    # A user's source build: the stable CPU cell's torch env builds a wheel from the sdist.
+    stable_cpu = matrix.select(
+        matrix.expand(), abi="stable", variant=Variant(None), platform=cells[0].platform.name
     )
+    cpu = stable_cpu[0] if stable_cpu else None
     if cpu is not None:
         python = torch_env(str(cpu.torch), cpu.python, variant=cpu.variant, log=log)
         with tempfile.TemporaryDirectory(prefix="fusedops-from-sdist-") as tmp:
@@ -223,7 +220,8 @@ def _cells(ids: Sequence[str] | None, buildable_only: bool) -> list[Cell]:
         platform=matrix.this_platform(),
         buildable_here=buildable_only,
     )
-    return [c for c in cells if c.variant.is_cpu or c.variant == build.local_cell().variant]
+    local = build.local_cell().variant  # finding the toolkit runs nvcc: once
+    return [c for c in cells if c.variant.is_cpu or c.variant == local]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
