@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 try:
     from pipeline import rules
-    from pipeline.config import BuildPlan, ConfigError, decide
+    from pipeline.config import BuildPlan, ConfigError, decide, env_flag
     from pipeline.toolchain import ToolchainError
     from pipeline.toolchain.cuda import check_host_compiler, find_toolkit, toolset_compilers
     from pipeline.toolchain.jobs import nvcc_threads, set_default_max_jobs
@@ -47,12 +47,8 @@ def git_sha() -> str | None:
 
 
 def configure() -> tuple[BuildPlan, Path | None]:
-    want_cuda = os.environ.get("FUSEDOPS_CUDA", "").strip().lower() not in (
-        "0",
-        "false",
-        "no",
-        "off",
-    )
+    # '0'/'false'/... means off, unset means "if a toolkit is found" (one reader: env_flag).
+    want_cuda = env_flag(os.environ, "FUSEDOPS_CUDA") is not False
     toolkit = find_toolkit() if want_cuda else None
     if toolkit is not None:
         # torch.utils.cpp_extension reads CUDA_HOME once, at import: set it to
