@@ -799,6 +799,11 @@ __global__ void __launch_bounds__(kStagedMaxThreads, 1)
   }
 }
 
+// Terms a float running sum takes before it is added into a double: far
+// below 2^24, and one double add per 64 terms costs nothing measurable even
+// where doubles run at 1/64 of the float rate.
+constexpr int kFlushTerms = 64;
+
 // Fallback for rows too long for registers: dx one block per row (re-reading
 // from L2), rstd saved for the column-sum kernel below.
 template <typename T>
@@ -814,12 +819,25 @@ __global__ void rms_norm_bwd_dx_kernel(T* __restrict__ grad_x,
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* xr = x + row * hidden;
     const T* dyr = grad_out + row * hidden;
+    // Rows here are long (up to 2^31 elements, hidden / 1024 terms per thread):
+    // as in the two-pass forward, kFlushTerms terms are summed in A, then
+    // added into a double, so a running sum never holds 2^24 times its terms.
+    double totals[2] = {0, 0};
     A sums[2] = {0, 0};
+    int terms = 0;
     for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) {
       const A xf = to_acc<A>(xr[i]);
       sums[0] += xf * xf;
       sums[1] += to_acc<A>(dyr[i]) * to_acc<A>(weight[i]) * xf;
+      if (++terms == kFlushTerms) {
+        totals[0] += static_cast<double>(sums[0]);
+        totals[1] += static_cast<double>(sums[1]);
+        sums[0] = sums[1] = 0;
+        terms = 0;
+      }
     }
+    sums[0] = static_cast<A>(totals[0] + static_cast<double>(sums[0]));
+    sums[1] = static_cast<A>(totals[1] + static_cast<double>(sums[1]));
     block_sum2(sums, scratch);
     const A rstd = A(1) / sqrt(sums[0] / n + eps);
     const A coef = rstd * rstd * rstd * sums[1] / n;
@@ -845,11 +863,19 @@ __global__ void rms_norm_dw_partial_kernel(typename Acc<T>::type* __restrict__ p
   if (col >= hidden) return;
   const int64_t begin = static_cast<int64_t>(blockIdx.y) * rows_per_chunk;
   const int64_t end = min(rows, begin + rows_per_chunk);
+  // A chunk can be ~10^5 rows: the same float-then-double running sum as above.
+  double total = 0;
   A acc = 0;
+  int terms = 0;
   for (int64_t r = begin; r < end; ++r) {
     acc += to_acc<A>(grad_out[r * hidden + col]) * to_acc<A>(x[r * hidden + col]) * rstd[r];
+    if (++terms == kFlushTerms) {
+      total += static_cast<double>(acc);
+      acc = 0;
+      terms = 0;
+    }
   }
-  partial[blockIdx.y * hidden + col] = acc;
+  partial[blockIdx.y * hidden + col] = static_cast<A>(total + static_cast<double>(acc));
 }
 
 // grad_weight[col] = sum_p partial[p, col]. A block takes 32 columns; its 32
