@@ -16,4 +16,17 @@ const char* dtype_name(DType dtype) {
   return "unknown";
 }
 
+int64_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      return 2;
+    case DType::kFloat32:
+      return 4;
+    case DType::kFloat64:
+      return 8;
+  }
+  return 8;
+}
+
 }  // namespace fusedops::kernels

@@ -14,6 +14,8 @@ namespace fusedops::kernels {
 enum class DType : int8_t { kFloat32, kFloat16, kBFloat16, kFloat64 };
 
 const char* dtype_name(DType dtype);
+// Bytes per element.
+int64_t dtype_size(DType dtype);
 
 // Runs body(begin, end) over [0, n) in chunks of at least `grain` items. The
 // op layer passes torch's intra-op thread pool so CPU kernels honour

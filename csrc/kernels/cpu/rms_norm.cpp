@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../kernels.h"
+#include "huge_pages.h"
 #include "isa.h"
 #include "scalar.h"
 
@@ -80,6 +81,7 @@ void backward_impl(const RowKernels& k, DType dtype, void* grad_x, void* grad_we
 void rms_norm_cpu(DType dtype, void* out, const void* x, const void* weight, int64_t rows,
                   int64_t hidden, double eps, const ParallelFor& parallel) {
   const cpu::RowKernels& k = cpu::active_kernels()[dtype];
+  cpu::advise_huge_pages(out, rows * hidden * dtype_size(dtype));
   parallel(rows, cpu::row_grain(hidden), [&](int64_t begin, int64_t end) {
     k.rms_norm(out, x, weight, begin, end, hidden, eps);
   });
@@ -89,6 +91,8 @@ void fused_add_rms_norm_cpu(DType dtype, void* out, void* residual_out, const vo
                             const void* residual, const void* weight, int64_t rows, int64_t hidden,
                             double eps, const ParallelFor& parallel) {
   const cpu::RowKernels& k = cpu::active_kernels()[dtype];
+  cpu::advise_huge_pages(out, rows * hidden * dtype_size(dtype));
+  cpu::advise_huge_pages(residual_out, rows * hidden * dtype_size(dtype));
   parallel(rows, cpu::row_grain(hidden), [&](int64_t begin, int64_t end) {
     k.fused_add_rms_norm(out, residual_out, x, residual, weight, begin, end, hidden, eps);
   });
@@ -98,6 +102,7 @@ void rms_norm_backward_cpu(DType dtype, void* grad_x, void* grad_weight, const v
                            const void* grad_extra, const void* x, const void* weight, int64_t rows,
                            int64_t hidden, double eps, const ParallelFor& parallel) {
   const cpu::RowKernels& k = cpu::active_kernels()[dtype];
+  cpu::advise_huge_pages(grad_x, rows * hidden * dtype_size(dtype));
   if (dtype == DType::kFloat64) {
     cpu::backward_impl<double>(k, dtype, grad_x, grad_weight, grad_out, grad_extra, x, weight, rows,
                                hidden, eps, parallel);

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "../kernels.h"
+#include "huge_pages.h"
 #include "isa.h"
 
 namespace fusedops::kernels {
@@ -40,6 +41,7 @@ void split(int64_t rows, int64_t d, const ParallelFor& parallel, const Fn& fn) {
 void silu_and_mul_cpu(DType dtype, void* out, const void* x, int64_t rows, int64_t d,
                       const ParallelFor& parallel) {
   const cpu::RowKernels& k = cpu::active_kernels()[dtype];
+  cpu::advise_huge_pages(out, rows * d * dtype_size(dtype));
   cpu::split(rows, d, parallel, [&](int64_t begin, int64_t end, int64_t c0, int64_t c1) {
     k.silu_and_mul(out, x, begin, end, d, c0, c1);
   });
@@ -48,6 +50,7 @@ void silu_and_mul_cpu(DType dtype, void* out, const void* x, int64_t rows, int64
 void silu_and_mul_backward_cpu(DType dtype, void* grad_x, const void* grad_out, const void* x,
                                int64_t rows, int64_t d, const ParallelFor& parallel) {
   const cpu::RowKernels& k = cpu::active_kernels()[dtype];
+  cpu::advise_huge_pages(grad_x, rows * 2 * d * dtype_size(dtype));
   cpu::split(rows, d, parallel, [&](int64_t begin, int64_t end, int64_t c0, int64_t c1) {
     k.silu_and_mul_backward(grad_x, grad_out, x, begin, end, d, c0, c1);
   });
