@@ -39,6 +39,7 @@ struct ClassicApi {
   }
   static std::string dtype_str(const Tensor& t) { return c10::toString(t.scalar_type()); }
   static std::string device_str(const Tensor& t) { return t.device().str(); }
+  static bool same_device(const Tensor& a, const Tensor& b) { return a.device() == b.device(); }
   static std::vector<int64_t> sizes(const Tensor& t) { return t.sizes().vec(); }
   static int64_t numel(const Tensor& t) { return t.numel(); }
   static bool is_cuda(const Tensor& t) { return t.is_cuda(); }

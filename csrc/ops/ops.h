@@ -62,7 +62,7 @@ struct Ops {
 
   static void check_same_device(const char* op, const char* name, const Tensor& t, const char* ref,
                                 const Tensor& r) {
-    if (Api::device_str(t) != Api::device_str(r)) {
+    if (!Api::same_device(t, r)) {
       fail(op, "expected ", name, " to be on the same device as ", ref, " (", Api::device_str(r),
            "), got ", Api::device_str(t));
     }

@@ -2,15 +2,12 @@
 // with STABLE_TORCH_LIBRARY. Built with TORCH_TARGET_VERSION = 2.10, so one
 // wheel runs on every torch >= 2.10 (FUSEDOPS_ABI=stable). classic.cpp is the
 // same file for ATen; keep the two in step.
+#include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/accelerator.h>
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/ops.h>
 #include <torch/csrc/stable/tensor.h>
 #include <torch/headeronly/core/ScalarType.h>
-
-#ifdef FUSEDOPS_WITH_CUDA
-#include <torch/csrc/inductor/aoti_torch/c/shim.h>
-#endif
 
 #include <optional>
 #include <string>
@@ -48,6 +45,13 @@ struct StableApi {
     return t.is_cuda() ? "cuda:" + std::to_string(t.get_device_index())
                        : (t.is_cpu() ? "cpu" : "other");
   }
+  // Device type and index, compared without building strings (every call checks).
+  static bool same_device(const Tensor& a, const Tensor& b) {
+    int32_t type_a = 0, type_b = 0;
+    TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(a.get(), &type_a));
+    TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(b.get(), &type_b));
+    return type_a == type_b && a.get_device_index() == b.get_device_index();
+  }
   static std::vector<int64_t> sizes(const Tensor& t) {
     const auto s = t.sizes();
     return std::vector<int64_t>(s.begin(), s.end());
@@ -57,19 +61,48 @@ struct StableApi {
   static int device_index(const Tensor& t) { return t.get_device_index(); }
   static void* data(const Tensor& t) { return t.data_ptr(); }
 
-  static Tensor contiguous(const Tensor& t) { return torch::stable::contiguous(t); }
-  static Tensor empty_like(const Tensor& t) { return torch::stable::new_empty(t, t.sizes()); }
+  // torch::stable::contiguous and new_empty are boxed calls through the
+  // dispatcher (~1-2 us each, per call of an op that makes three of them);
+  // a contiguous input needs no call at all, and an output is one
+  // aoti_torch_empty_strided, the C shim the stable headers build on.
+  static Tensor contiguous(const Tensor& t) {
+    return t.is_contiguous() ? t : torch::stable::contiguous(t);
+  }
+  static Tensor empty_like(const Tensor& t) { return empty_as(t.sizes(), t, dtype_code(t)); }
   static Tensor empty(const std::vector<int64_t>& sizes, const Tensor& like) {
-    return torch::stable::new_empty(like, sizes);
+    return empty_as(sizes, like, dtype_code(like));
   }
   static Tensor empty_bytes(int64_t bytes, const Tensor& like) {
-    return torch::stable::new_empty(like, {bytes}, ScalarType::Byte);
+    return empty_as({bytes}, like, aoti_torch_dtype_uint8());
   }
 
   static kernels::ParallelFor parallel_for() {
     return [](int64_t n, int64_t grain, const kernels::RangeFn& body) {
       torch::stable::parallel_for(0, n, grain, body);
     };
+  }
+
+  static int32_t dtype_code(const Tensor& t) {
+    int32_t code = 0;
+    TORCH_ERROR_CODE_CHECK(aoti_torch_get_dtype(t.get(), &code));
+    return code;
+  }
+  // A new contiguous tensor of `sizes` and `dtype` on like's device.
+  static Tensor empty_as(torch::headeronly::IntHeaderOnlyArrayRef sizes, const Tensor& like,
+                         int32_t dtype) {
+    std::vector<int64_t> strides(sizes.size());
+    int64_t stride = 1;
+    for (size_t i = sizes.size(); i-- > 0;) {
+      strides[i] = stride;
+      stride *= sizes[i] > 1 ? sizes[i] : 1;
+    }
+    int32_t device_type = 0;
+    TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(like.get(), &device_type));
+    AtenTensorHandle handle = nullptr;
+    TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()),
+                                                    sizes.data(), strides.data(), dtype,
+                                                    device_type, like.get_device_index(), &handle));
+    return Tensor(handle);
   }
 
 #ifdef FUSEDOPS_WITH_CUDA

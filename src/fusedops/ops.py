@@ -144,6 +144,13 @@ def _empty_like(t: Tensor) -> Tensor:
 
 
 # ---- autograd and vmap plumbing --------------------------------------------------
+_BELOW_AUTOGRAD = torch._C._AutoDispatchBelowAutograd
+_grad_enabled = torch.is_grad_enabled
+_any_requires_grad = torch._C._any_requires_grad
+_transforms_active = torch._C._are_functorch_transforms_active
+_is_compiling = torch.compiler.is_compiling
+
+
 def _needs_autograd(args: tuple) -> bool:
     """Whether a call outside torch.func must record a derivative.
 
@@ -151,59 +158,76 @@ def _needs_autograd(args: tuple) -> bool:
     whenever it is active (a dual tensor need not require grad). The common
     no-grad call skips autograd entirely.
     """
-    return (
-        torch.is_grad_enabled() and torch._C._any_requires_grad(*args)
-    ) or _forward_ad._current_level >= 0
+    return (_grad_enabled() and _any_requires_grad(*args)) or _forward_ad._current_level >= 0
 
 
 class _Function(torch.autograd.Function):
-    """Base of the ops' Functions: written in the setup_context style that
-    torch.func needs, each also gets `ctx_style`, the same Function with the
-    context in forward. Outside torch.func that one is applied: torch binds the
-    arguments of a setup_context-style Function through inspect.signature on
-    every call, which tripled the cost of a call with requires_grad.
+    """Base of the ops' Functions; each subclass names its op (`op`) and
+    writes setup_context, backward, jvp and vmap.
+
+    The base gives each subclass its forward (the op below autograd) and
+    `ctx_style`, the same Function with the context in forward. Outside
+    torch.func that one is applied: torch (before 2.12) binds the arguments of
+    a setup_context-style Function through inspect.signature on every call,
+    which tripled the cost of a call with requires_grad. Both forwards call
+    the op's C++ entry (`OpOverload._op`) directly: the OpOverload's Python
+    `__call__` is a frame per call that does nothing here.
     """
 
+    op: torch._ops.OpOverload
     ctx_style: type[torch.autograd.Function]
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
+        cxx_op = cls.op._op
+        setup_context = cls.setup_context
 
-        def forward(ctx, *args):
-            output = cls.forward(*args)
-            cls.setup_context(ctx, args, output)
+        def forward(*args):
+            # Without the guard the call would come back to the Autograd
+            # kernel while forward AD is active.
+            with _BELOW_AUTOGRAD():
+                return cxx_op(*args)
+
+        def forward_with_ctx(ctx, *args):
+            with _BELOW_AUTOGRAD():
+                output = cxx_op(*args)
+            setup_context(ctx, args, output)
             return output
 
+        cls.forward = staticmethod(forward)
         cls.ctx_style = type(
             f"{cls.__name__}CtxStyle",
             (torch.autograd.Function,),
             {
-                "forward": staticmethod(forward),
+                "forward": staticmethod(forward_with_ctx),
                 "backward": staticmethod(cls.backward),
                 "jvp": staticmethod(cls.jvp),
             },
         )
 
 
-def _call(function: type[_Function], op: Callable, *args):
+def _call(function: type[_Function], op: torch._ops.OpOverload, *args):
     """Every Python call of a fusedops op goes here (wrappers, backwards, vmap rules).
 
     An autograd.Function must be applied from Python, above the dispatcher: that
     is where torch.func's transforms see it. Under torch.compile the op itself is
     traced and AOTAutograd differentiates it through the Autograd kernel.
+    The common cases come first and cost a few attribute reads: a no-grad call
+    goes straight to the C++ op below autograd (the dispatcher would otherwise
+    run the Python Autograd kernel), a call with requires_grad to `ctx_style`.
     """
-    if torch.compiler.is_compiling():
+    if not _is_compiling() and not _transforms_active():  # dynamo folds the first to True
+        if (_grad_enabled() and _any_requires_grad(*args)) or _forward_ad._current_level >= 0:
+            return function.ctx_style.apply(*args)
+        with _BELOW_AUTOGRAD():
+            return op._op(*args)
+    if _is_compiling():
         return op(*args)
-    if torch._C._are_functorch_transforms_active():
-        if _top_transform_is_functionalize():
-            # torch.func.functionalize has no rule for autograd.Functions; the op
-            # is functional already, and the Autograd kernel serves it.
-            return op(*args)
-        return function.apply(*args)
-    if _needs_autograd(args):
-        return function.ctx_style.apply(*args)
-    with torch._C._AutoDispatchBelowAutograd():
+    if _top_transform_is_functionalize():
+        # torch.func.functionalize has no rule for autograd.Functions; the op
+        # is functional already, and the Autograd kernel serves it.
         return op(*args)
+    return function.apply(*args)
 
 
 def _top_transform_is_functionalize() -> bool:
@@ -241,13 +265,6 @@ def _register_autograd(
     _LIB.impl(name, kernel, "Autograd", with_keyset=True)
 
 
-def _below_autograd(op: Callable, *args):
-    # A Function's forward runs the kernel itself; without the guard the call
-    # would come back to the Autograd kernel while forward AD is active.
-    with torch._C._AutoDispatchBelowAutograd():
-        return op(*args)
-
-
 def _batch_first(t: Tensor, dim: int | None, size: int) -> Tensor:
     """The vmapped dimension moved to the front (expanded if t is not batched)."""
     return t.movedim(dim, 0) if dim is not None else t.expand(size, *t.shape)
@@ -259,7 +276,7 @@ def _batched_weight(weight: Tensor, dim: int | None, size: int, ndim: int) -> Te
     return w.reshape(size, *([1] * (ndim - 2)), w.shape[-1])
 
 
-def _raw_call(function: type[_Function], op: Callable, *args):
+def _raw_call(function: type[_Function], op: torch._ops.OpOverload, *args):
     # In a register_vmap rule functorch has already entered the vmap layer: the
     # op call goes on through the dispatcher to the next layer (autograd, or an
     # outer transform), where no Function may be applied.
@@ -305,9 +322,7 @@ def _rms_norm_vmap(call: Callable, info, in_dims, x: Tensor, weight: Tensor, eps
 
 
 class _RmsNorm(_Function):
-    @staticmethod
-    def forward(x: Tensor, weight: Tensor, eps: float) -> Tensor:
-        return _below_autograd(_ops.rms_norm.default, x, weight, eps)
+    op = _ops.rms_norm.default
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
@@ -354,9 +369,7 @@ def _rms_norm_backward_vmap(
 
 
 class _RmsNormBackward(_Function):
-    @staticmethod
-    def forward(grad_out: Tensor, x: Tensor, weight: Tensor, eps: float):
-        return _below_autograd(_ops.rms_norm_backward.default, grad_out, x, weight, eps)
+    op = _ops.rms_norm_backward.default
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
@@ -437,9 +450,7 @@ def _fused_add_vmap(
 
 
 class _FusedAddRmsNorm(_Function):
-    @staticmethod
-    def forward(x: Tensor, residual: Tensor, weight: Tensor, eps: float):
-        return _below_autograd(_ops.fused_add_rms_norm.default, x, residual, weight, eps)
+    op = _ops.fused_add_rms_norm.default
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
@@ -507,16 +518,7 @@ def _fused_add_backward_vmap(
 
 
 class _FusedAddRmsNormBackward(_Function):
-    @staticmethod
-    def forward(grad_out, grad_residual_out, residual_out, weight, eps: float):
-        return _below_autograd(
-            _ops.fused_add_rms_norm_backward.default,
-            grad_out,
-            grad_residual_out,
-            residual_out,
-            weight,
-            eps,
-        )
+    op = _ops.fused_add_rms_norm_backward.default
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
@@ -588,9 +590,7 @@ def _silu_vmap(call: Callable, info, in_dims, x: Tensor):
 
 
 class _SiluAndMul(_Function):
-    @staticmethod
-    def forward(x: Tensor) -> Tensor:
-        return _below_autograd(_ops.silu_and_mul.default, x)
+    op = _ops.silu_and_mul.default
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
@@ -635,9 +635,7 @@ def _silu_backward_vmap(call: Callable, info, in_dims, grad_out: Tensor, x: Tens
 
 
 class _SiluAndMulBackward(_Function):
-    @staticmethod
-    def forward(grad_out: Tensor, x: Tensor) -> Tensor:
-        return _below_autograd(_ops.silu_and_mul_backward.default, grad_out, x)
+    op = _ops.silu_and_mul_backward.default
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
