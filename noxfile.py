@@ -254,10 +254,10 @@ def bench(session: nox.Session) -> None:
     """CPU benchmark against eager and torch.compile: -- [cpu_bench.py options, e.g. --quick].
 
     Builds and installs the stable CPU wheel, then runs benchmarks/cpu_bench.py,
-    which writes a CSV under benchmarks/csv/. The GPU benchmark is
-    benchmarks/bench.py, run on a GPU machine.
+    which writes a CSV under benchmarks/csv/ and a plot per op under
+    benchmarks/plots/. The GPU benchmarks (bench.py, gpu_sweep.py) run on a GPU machine.
     """
-    session.install(TEST_TORCH, *BUILD_DEPS, "numpy")
+    session.install(TEST_TORCH, *BUILD_DEPS, "numpy", "matplotlib")
     wheel = _build_cpu_wheel(session, "stable", Path(session.create_tmp()) / "bench")
     session.install("--force-reinstall", "--no-deps", str(wheel))
     session.run("python", "benchmarks/cpu_bench.py", *session.posargs)

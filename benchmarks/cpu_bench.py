@@ -11,7 +11,8 @@ machine's load at that moment applies to both), and the speed ratio against
 eager and torch.compile (> 1: fusedops is faster). Backward rows time
 `torch.autograd.grad` through each implementation, as bench.py does on the GPU.
 
-Writes one CSV per run (default: benchmarks/csv/cpu-<UTC time>-<git sha>.csv).
+Writes one CSV per run (default: benchmarks/csv/cpu-<UTC time>-<git sha>.csv)
+and, with matplotlib, one plot per op beside it (benchmarks/plots/, plot_cpu.py).
 Timings on a shared machine are noisy: run it twice and compare before
 reading a difference into the numbers. A script, not a test.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import importlib.util
 import platform
 import statistics
 import subprocess
@@ -237,6 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="hidden 4096 and d 4096 only")
     parser.add_argument("--reps", type=int, default=15, help="timed calls per median")
     parser.add_argument("--csv", type=Path, help="CSV path (default: benchmarks/csv/...)")
+    parser.add_argument(
+        "--plots",
+        type=Path,
+        default=HERE / "plots",
+        help="directory for one plot per op (default: benchmarks/plots; needs matplotlib)",
+    )
     args = parser.parse_args(argv)
     if args.reps < 1:
         parser.error("--reps must be >= 1")
@@ -277,6 +285,15 @@ def main(argv: list[str] | None = None) -> int:
                 ]
             )
     print(f"CSV: {out}")
+    if importlib.util.find_spec("matplotlib") is None:  # the CSV is the result, plots are extra
+        print("plots: skipped (matplotlib is not installed)")
+        return 0
+    import plot_cpu  # this folder is on sys.path: run as a script
+
+    with out.open(newline="") as f:
+        csv_rows = list(csv.DictReader(f))
+    for path in plot_cpu.plot(csv_rows, args.plots, f"cpu-{stamp:%Y%m%dT%H%M%SZ}-{sha}-"):
+        print(f"plot: {path}")
     return 0
 
 
