@@ -4,9 +4,10 @@
 // that file's `#pragma GCC target`; like simd.h it includes nothing itself.
 //
 // Numerics: a row's sums (sum of squares, sum of w*dy*x) are accumulated in
-// 2 or 4 vectors of 16 float lanes over blocks of kBlock elements, and each
-// block's total is added into a double. So each float lane adds at most
-// kBlock / (2*16) = 32 terms, and the double carries the rest: a row of 2^26
+// 2 or 4 vectors of 4-16 float lanes (the ISA's width, simd.h) over blocks of
+// kBlock elements, and each block's total is added into a double. So each
+// float lane adds at most kBlock / (2*4) = 128 terms, and the double carries
+// the rest: a row of 2^26
 // ones sums exactly, and rows of large-mean data (1000 + noise) keep float
 // precision however long they are. A single float running sum, as before,
 // stops growing once it reaches 2^24 times the terms it adds.
@@ -15,23 +16,23 @@
 
 template <typename T>
 struct VecOps {
-  // float, Half, BFloat16: 16 float lanes.
+  // float, Half, BFloat16: kFloatLanes float lanes (the ISA's width).
   using V = vf;
   using Acc = float;
   static constexpr int64_t kLanes = kFloatLanes;
-  static V load(const T* p) { return load16(p); }
-  static void store(T* p, V v) { store16(p, v); }
+  static V load(const T* p) { return load_floats(p); }
+  static void store(T* p, V v) { store_floats(p, v); }
 };
 template <>
 struct VecOps<double> {
   using V = vd;
   using Acc = double;
   static constexpr int64_t kLanes = kDoubleLanes;
-  static V load(const double* p) { return load8(p); }
-  static void store(double* p, V v) { store8(p, v); }
+  static V load(const double* p) { return load_doubles(p); }
+  static void store(double* p, V v) { store_doubles(p, v); }
 };
 
-constexpr int64_t kBlock = 1024;  // elements per float partial sum (16-32 per lane)
+constexpr int64_t kBlock = 1024;  // elements per float partial sum (16-128 per lane)
 
 // sum(x^2) over n elements, in double.
 template <typename T>

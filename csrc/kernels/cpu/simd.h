@@ -3,9 +3,13 @@
 // ATen's at::vec::Vectorized is not available to the stable-ABI build (the
 // kernels include no torch header), and plain loops calling the scalar
 // conversions in scalar.h do not vectorise (branches, memcpy bit casts). So
-// the kernels are written over explicit 16-float (or 8-double) vectors, which
-// the compiler lowers to whatever the target has: one zmm register with
-// AVX-512, two ymm with AVX2, four xmm with SSE2 or NEON.
+// the kernels are written over explicit vectors of the target's register
+// width: 16 floats (8 doubles) with AVX-512, 8 with AVX2, 4 with SSE2 or
+// NEON. Wider vectors than the registers looked equivalent but were not:
+// GCC 12 lowered a comparison or `?:` of a 64-byte vector element by element
+// on AVX2 and SSE2, and split the rest through stack round trips that
+// stalled store forwarding (silu_and_mul ran at 3.4 ns per element, 2.6x
+// torch.compile's time, on an AVX2 machine).
 //
 // This header is included by each isa_*.cpp file after its `#pragma GCC
 // target`, inside a per-ISA namespace, so every function here is compiled
@@ -17,19 +21,27 @@
 // Conversions match scalar.h bit for bit (round to nearest even, NaN stays
 // NaN), so a row's vector body and its scalar tail agree.
 
-// 64-byte vectors are passed in memory without AVX-512, and GCC warns that
-// the calling convention differs by target. Every function taking or
+// Vectors wider than 16 bytes are passed in memory without AVX, and GCC warns
+// that the calling convention differs by target. Every function taking or
 // returning one is always_inline, so no call crosses that boundary.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-using vf = float __attribute__((vector_size(64)));
-using vi = int32_t __attribute__((vector_size(64)));
-using vu = uint32_t __attribute__((vector_size(64)));
-using vd = double __attribute__((vector_size(64)));
-using vu16 = uint16_t __attribute__((vector_size(32)));
+#if defined(FUSEDOPS_ISA_AVX512)
+constexpr int kVectorBytes = 64;
+#elif defined(FUSEDOPS_ISA_AVX2)
+constexpr int kVectorBytes = 32;
+#else
+constexpr int kVectorBytes = 16;
+#endif
 
-constexpr int kFloatLanes = 16;
-constexpr int kDoubleLanes = 8;
+using vf = float __attribute__((vector_size(kVectorBytes)));
+using vi = int32_t __attribute__((vector_size(kVectorBytes)));
+using vu = uint32_t __attribute__((vector_size(kVectorBytes)));
+using vd = double __attribute__((vector_size(kVectorBytes)));
+using vu16 = uint16_t __attribute__((vector_size(kVectorBytes / 2)));  // bf16 bits of a vf
+
+constexpr int kFloatLanes = kVectorBytes / 4;
+constexpr int kDoubleLanes = kVectorBytes / 8;
 
 // Bit casts between same-sized vectors: a cast of a vector is a reinterpretation.
 __attribute__((always_inline)) inline vf as_float(vu v) { return (vf)v; }
@@ -46,18 +58,20 @@ __attribute__((always_inline)) inline void store_raw(void* p, V v) {
   __builtin_memcpy(p, &v, sizeof(V));
 }
 
-// ---- float <-> storage, 16 lanes ---------------------------------------------
-__attribute__((always_inline)) inline vf load16(const float* p) { return load_raw<vf>(p); }
-__attribute__((always_inline)) inline void store16(float* p, vf v) { store_raw(p, v); }
+// ---- float <-> storage, kFloatLanes at a time -------------------------------
+__attribute__((always_inline)) inline vf load_floats(const float* p) { return load_raw<vf>(p); }
+__attribute__((always_inline)) inline void store_floats(float* p, vf v) { store_raw(p, v); }
 
-__attribute__((always_inline)) inline vf load16(const BFloat16* p) {
+__attribute__((always_inline)) inline vf load_floats(const BFloat16* p) {
   const vu wide = __builtin_convertvector(load_raw<vu16>(p), vu);
   return as_float(wide << 16);
 }
-__attribute__((always_inline)) inline void store16(BFloat16* p, vf v) {
+__attribute__((always_inline)) inline void store_floats(BFloat16* p, vf v) {
   const vu u = as_uint(v);
   const vu rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // round to nearest even
-  const vi is_nan = (vi)((u & 0x7fffffffu) > 0x7f800000u);
+  // |u| and the inf pattern are below 2^31: a signed compare (one instruction
+  // on every ISA, unlike an unsigned one) is exact.
+  const vi is_nan = (vi)(u & 0x7fffffffu) > 0x7f800000;
   const vu out = is_nan ? vu{} + 0x7fc0u : rounded;
   store_raw(p, __builtin_convertvector(out, vu16));
 }
@@ -65,45 +79,36 @@ __attribute__((always_inline)) inline void store16(BFloat16* p, vf v) {
 #if defined(FUSEDOPS_ISA_AVX512)
 // F16C/AVX-512 convert halves in one instruction; the compiler's own lowering
 // of a _Float16 vector conversion is element by element (checked with -S).
-__attribute__((always_inline)) inline vf load16(const Half* p) {
+__attribute__((always_inline)) inline vf load_floats(const Half* p) {
   return (vf)_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
-__attribute__((always_inline)) inline void store16(Half* p, vf v) {
+__attribute__((always_inline)) inline void store_floats(Half* p, vf v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
                       _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 #elif defined(FUSEDOPS_ISA_AVX2)
-__attribute__((always_inline)) inline vf load16(const Half* p) {
-  const __m256 lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  const __m256 hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p) + 1));
-  vf v;
-  __builtin_memcpy(&v, &lo, 32);
-  __builtin_memcpy(reinterpret_cast<char*>(&v) + 32, &hi, 32);
-  return v;
+__attribute__((always_inline)) inline vf load_floats(const Half* p) {
+  return (vf)_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
-__attribute__((always_inline)) inline void store16(Half* p, vf v) {
-  __m256 lo, hi;
-  __builtin_memcpy(&lo, &v, 32);
-  __builtin_memcpy(&hi, reinterpret_cast<const char*>(&v) + 32, 32);
-  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(lo, kRound));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p) + 1, _mm256_cvtps_ph(hi, kRound));
+__attribute__((always_inline)) inline void store_floats(Half* p, vf v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                   _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 #else
 // No half-precision instructions assumed: the exact scalar conversions.
-__attribute__((always_inline)) inline vf load16(const Half* p) {
+__attribute__((always_inline)) inline vf load_floats(const Half* p) {
   vf v;
   for (int i = 0; i < kFloatLanes; ++i) v[i] = to_float(p[i]);
   return v;
 }
-__attribute__((always_inline)) inline void store16(Half* p, vf v) {
+__attribute__((always_inline)) inline void store_floats(Half* p, vf v) {
   for (int i = 0; i < kFloatLanes; ++i) p[i] = from_float_half(v[i]);
 }
 #endif
 
-// ---- double, 8 lanes ---------------------------------------------------------
-__attribute__((always_inline)) inline vd load8(const double* p) { return load_raw<vd>(p); }
-__attribute__((always_inline)) inline void store8(double* p, vd v) { store_raw(p, v); }
+// ---- double, kDoubleLanes at a time -----------------------------------------
+__attribute__((always_inline)) inline vd load_doubles(const double* p) { return load_raw<vd>(p); }
+__attribute__((always_inline)) inline void store_doubles(double* p, vd v) { store_raw(p, v); }
 
 // Sum of the lanes, in double (the float lanes each hold a short partial sum).
 __attribute__((always_inline)) inline double hsum(vf v) {
