@@ -9,7 +9,7 @@
     nox -s gpu_tests -- WHEEL...       the suite on this machine's GPU, GPU tests required
     nox -s release_dry_run             the release's own steps for the cells built here -> dist/release/
     nox -s pypi_wheel                  the one PyPI wheel (a library per family) -> wheelhouse/pypi/
-    nox -s bench [-- --quick]          CPU benchmark (benchmarks/cpu_bench.py), CSV per run
+    nox -s bench [-- --quick]          CPU benchmark (benchmarks/cpu_bench.py): a CSV and a plot per op
 
 Sessions stay thin: the logic is in pipeline/ (`python -m pipeline ...`), the
 same entry point cibuildwheel's hooks and the workflows call.

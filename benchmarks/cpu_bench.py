@@ -12,7 +12,7 @@ eager and torch.compile (> 1: fusedops is faster). Backward rows time
 `torch.autograd.grad` through each implementation, as bench.py does on the GPU.
 
 Writes one CSV per run (default: benchmarks/csv/cpu-<UTC time>-<git sha>.csv)
-and, with matplotlib, one plot per op beside it (benchmarks/plots/, plot_cpu.py).
+and, with matplotlib, one plot per op (benchmarks/plots/ or --plots DIR; plot_cpu.py).
 Timings on a shared machine are noisy: run it twice and compare before
 reading a difference into the numbers. A script, not a test.
 """

@@ -24,6 +24,9 @@ using RangeFn = std::function<void(int64_t, int64_t)>;
 using ParallelFor = std::function<void(int64_t n, int64_t grain, const RangeFn& body)>;
 
 // ---- CPU ----------------------------------------------------------------
+// Outputs must be memory the op has just allocated for them (csrc/ops does):
+// the kernels may advise the OS on its pages (cpu/huge_pages.h).
+
 // out[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * weight
 void rms_norm_cpu(DType dtype, void* out, const void* x, const void* weight, int64_t rows,
                   int64_t hidden, double eps, const ParallelFor& parallel);

@@ -48,8 +48,8 @@ struct StableApi {
   // Device type and index, compared without building strings (every call checks).
   static bool same_device(const Tensor& a, const Tensor& b) {
     int32_t type_a = 0, type_b = 0;
-    TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(a.get(), &type_a));
-    TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(b.get(), &type_b));
+    STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(a.get(), &type_a));
+    STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(b.get(), &type_b));
     return type_a == type_b && a.get_device_index() == b.get_device_index();
   }
   static std::vector<int64_t> sizes(const Tensor& t) {
@@ -84,7 +84,7 @@ struct StableApi {
 
   static int32_t dtype_code(const Tensor& t) {
     int32_t code = 0;
-    TORCH_ERROR_CODE_CHECK(aoti_torch_get_dtype(t.get(), &code));
+    STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_dtype(t.get(), &code));
     return code;
   }
   // A new contiguous tensor of `sizes` and `dtype` on like's device.
@@ -97,11 +97,11 @@ struct StableApi {
       stride *= sizes[i] > 1 ? sizes[i] : 1;
     }
     int32_t device_type = 0;
-    TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(like.get(), &device_type));
+    STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(like.get(), &device_type));
     AtenTensorHandle handle = nullptr;
-    TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()),
-                                                    sizes.data(), strides.data(), dtype,
-                                                    device_type, like.get_device_index(), &handle));
+    STABLE_TORCH_ERROR_CODE_CHECK(
+        aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(),
+                                 dtype, device_type, like.get_device_index(), &handle));
     return Tensor(handle);
   }
 
@@ -111,7 +111,8 @@ struct StableApi {
   }
   static void* current_stream(const Tensor& t) {
     void* stream = nullptr;
-    TORCH_ERROR_CODE_CHECK(aoti_torch_get_current_cuda_stream(t.get_device_index(), &stream));
+    STABLE_TORCH_ERROR_CODE_CHECK(
+        aoti_torch_get_current_cuda_stream(t.get_device_index(), &stream));
     return stream;
   }
 #endif

@@ -799,20 +799,20 @@ __global__ void __launch_bounds__(kStagedMaxThreads, 1)
   }
 }
 
-// Terms a float running sum takes before it is added into a double: far
-// below 2^24, and one double add per 64 terms costs nothing measurable even
-// where doubles run at 1/64 of the float rate.
+// Terms a float running sum takes before it is added into a double, so no
+// float sum covers more than 64 terms; the double add every 64 terms is a
+// small cost (not measured) even where doubles run at 1/64 of the float rate.
 constexpr int kFlushTerms = 64;
 
 // Fallback for rows too long for registers: dx one block per row (re-reading
 // from L2), rstd saved for the column-sum kernel below.
+// Launched with 1024 threads: the bound keeps ptxas at <= 64 registers.
 template <typename T>
-__global__ void rms_norm_bwd_dx_kernel(T* __restrict__ grad_x,
-                                       typename Acc<T>::type* __restrict__ rstd_out,
-                                       const T* __restrict__ grad_out,
-                                       const T* __restrict__ grad_extra, const T* __restrict__ x,
-                                       const T* __restrict__ weight, int64_t rows, int64_t hidden,
-                                       typename Acc<T>::type eps) {
+__global__ void __launch_bounds__(1024)
+    rms_norm_bwd_dx_kernel(T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ rstd_out,
+                           const T* __restrict__ grad_out, const T* __restrict__ grad_extra,
+                           const T* __restrict__ x, const T* __restrict__ weight, int64_t rows,
+                           int64_t hidden, typename Acc<T>::type eps) {
   using A = typename Acc<T>::type;
   __shared__ A scratch[32];
   const A n = static_cast<A>(hidden);
@@ -821,7 +821,7 @@ __global__ void rms_norm_bwd_dx_kernel(T* __restrict__ grad_x,
     const T* dyr = grad_out + row * hidden;
     // Rows here are long (up to 2^31 elements, hidden / 1024 terms per thread):
     // as in the two-pass forward, kFlushTerms terms are summed in A, then
-    // added into a double, so a running sum never holds 2^24 times its terms.
+    // added into a double.
     double totals[2] = {0, 0};
     A sums[2] = {0, 0};
     int terms = 0;
