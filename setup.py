@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 try:
     from pipeline import rules
     from pipeline.config import BuildPlan, ConfigError, decide, env_flag
+    from pipeline.elf import ElfReadError, dt_needed, private_libstdcxx_problem
     from pipeline.toolchain import ToolchainError
     from pipeline.toolchain.cuda import check_host_compiler, find_toolkit, toolset_compilers
     from pipeline.toolchain.jobs import nvcc_threads, set_default_max_jobs
@@ -97,6 +98,28 @@ class BuildPyWithInfo(build_py):
         )
 
 
+def build_ext_checked():
+    """torch's build_ext, then a check of what each built extension links."""
+    from torch.utils.cpp_extension import BuildExtension
+
+    class BuildExtChecked(BuildExtension.with_options(no_python_abi_suffix=False)):
+        def run(self) -> None:
+            super().run()
+            if not sys.platform.startswith("linux"):
+                return
+            for ext in self.extensions:
+                built = Path(self.get_ext_fullpath(ext.name))
+                try:
+                    needed = dt_needed(built)
+                except (OSError, ElfReadError) as err:
+                    sys.exit(f"fusedops build error: cannot read what {built.name} links: {err}")
+                if problem := private_libstdcxx_problem(needed):
+                    sys.exit(f"fusedops build error: {built.name}: {problem}")
+                log(f"{built.name} links {', '.join(needed)}")
+
+    return BuildExtChecked
+
+
 def extensions(plan: BuildPlan):
     from torch.utils.cpp_extension import CppExtension, CUDAExtension
 
@@ -145,8 +168,6 @@ def main() -> None:
         plan, _ = configure()
     except (ConfigError, ToolchainError) as err:
         sys.exit(f"fusedops build error: {err}")
-    from torch.utils.cpp_extension import BuildExtension
-
     set_default_max_jobs(log)
     cell = plan.cell
     log(
@@ -160,7 +181,7 @@ def main() -> None:
         install_requires=[plan.requirement],
         ext_modules=extensions(plan),
         cmdclass={
-            "build_ext": BuildExtension.with_options(no_python_abi_suffix=False),
+            "build_ext": build_ext_checked(),
             "build_py": BuildPyWithInfo,
         },
         options=options,

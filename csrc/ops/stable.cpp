@@ -16,6 +16,13 @@
 #include "ops.h"
 #include "schemas.h"
 
+// torch >= 2.12's headers check shim calls with STABLE_TORCH_ERROR_CODE_CHECK,
+// which adds torch's own message to the exception; 2.10 and 2.11 have only the
+// header-only TORCH_ERROR_CODE_CHECK. A source build must work on both.
+#ifndef STABLE_TORCH_ERROR_CODE_CHECK
+#define STABLE_TORCH_ERROR_CODE_CHECK(call) TORCH_ERROR_CODE_CHECK(call)
+#endif
+
 namespace fusedops::ops {
 namespace {
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from packaging.version import InvalidVersion, Version
 
 from ..archs import ArchList
+from ..elf import private_libstdcxx_problem
 from ..repair import is_excluded, policy_glibc
 from .checks import WheelName
 from .report import FAIL, PASS, SKIP, WARN, CheckResult, result
@@ -91,6 +92,8 @@ def check_linked_libs(needed: Mapping[str, Sequence[str] | str]) -> CheckResult:
             problems.append(
                 f"{so} links {', '.join(grafted)}: grafted copies of torch/CUDA libraries"
             )
+        if private := private_libstdcxx_problem(list(libs)):
+            problems.append(f"{so}: {private}")
         if stray := [lib for lib in ours if _unhashed(lib) == lib and not is_excluded(lib)]:
             problems.append(
                 f"{so} links {', '.join(stray)}: torch/CUDA libraries that repair does not"

@@ -104,6 +104,14 @@ def collect(load_error: BaseException | None = None, verify: bool = False) -> di
                 )
             except _compat.SelectionError as err:
                 problems.append(str(err))
+                # No library here fits this torch: a per-variant wheel may.
+                advice.append(
+                    _compat.pip_command(
+                        str(build["version"]).split("+")[0],
+                        torch_info["version"],
+                        torch_info["cuda"],
+                    )
+                )
                 build = {"error": str(err)}
             else:
                 library |= {"loaded": chosen.family, "why": chosen.why}

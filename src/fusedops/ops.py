@@ -28,7 +28,7 @@ import torch.autograd.forward_ad as _forward_ad
 from torch import Tensor
 
 from . import _compat, _formulas
-from ._loader import read_build_info
+from ._loader import loaded_build_info
 
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 _ops = torch.ops.fusedops
@@ -50,8 +50,9 @@ def _check_arch(t: Tensor) -> None:
     index = t.device.index if t.device.index is not None else torch.cuda.current_device()
     if index in _checked_devices:
         return
-    info = read_build_info()
-    verdict = _compat.arch_coverage(torch.cuda.get_device_capability(index), info["arch_list"])
+    # The loaded library's archs: the PyPI wheel's top-level build info has none.
+    arch_list = loaded_build_info()["arch_list"]
+    verdict = _compat.arch_coverage(torch.cuda.get_device_capability(index), arch_list)
     if not verdict.covered:
         raise RuntimeError(
             f"fusedops: cannot run on cuda:{index} ({torch.cuda.get_device_name(index)}): "

@@ -26,6 +26,11 @@ from fusedops import _compat, _record
 
 INSTALLED_PACKAGE = Path(fusedops.__file__).resolve().parent
 VERSION = fusedops.BUILD_INFO["version"]
+# Where the loaded library lives in the package: the top level of a per-variant
+# wheel, _lib/<family>/ in the PyPI wheel (which carries one per family).
+LIBRARY_DIR = (
+    Path("_lib", fusedops.BUILD_INFO["library"]) if "library" in fusedops.BUILD_INFO else Path()
+)
 REINSTALL = f'pip install --force-reinstall --no-deps "fusedops=={VERSION}"'
 
 
@@ -37,8 +42,13 @@ class Install:
 
     @property
     def library(self) -> Path:
-        (lib,) = self.package.glob("_C*.so")
+        (lib,) = (self.package / LIBRARY_DIR).glob("_C*.so")
         return lib
+
+    @property
+    def library_in_record(self) -> str:
+        """The library's path as RECORD and `doctor --verify` name it."""
+        return self.library.relative_to(self.site).as_posix()
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "PYTHONPATH": str(self.site)}
@@ -133,7 +143,7 @@ def test_truncated_library_doctor(install: Install) -> None:
         assert "verdict: PROBLEM" in result.stdout
         assert "the library failed to load: fusedops is damaged" in result.stdout
         assert REINSTALL in result.stdout
-    assert f"--verify: fusedops/{install.library.name}: " in result.stdout
+    assert f"--verify: {install.library_in_record}: " in result.stdout
     assert "RECORD says" in result.stdout
 
 
@@ -159,7 +169,7 @@ def test_truncated_library_without_record(install: Install, keep, message: str) 
 
 def test_elf_check_on_the_real_library(tmp_path: Path) -> None:
     copy = tmp_path / "lib.so"
-    shutil.copyfile(next(INSTALLED_PACKAGE.glob("_C*.so")), copy)
+    shutil.copyfile(next((INSTALLED_PACKAGE / LIBRARY_DIR).glob("_C*.so")), copy)
     assert _record.elf_problem(copy) is None
     size = copy.stat().st_size
     for keep in (size - 1, size // 2, 100, 63):
@@ -173,12 +183,13 @@ def test_elf_check_on_the_real_library(tmp_path: Path) -> None:
 def test_missing_library(install: Install) -> None:
     install.library.unlink()
     assert_damaged(
-        install.import_(), f"its compiled library (_C*.so) is missing from {install.package}"
+        install.import_(),
+        f"its compiled library (_C*.so) is missing from {install.package / LIBRARY_DIR}",
     )
 
 
 def test_library_not_in_record(install: Install) -> None:
-    name = f"fusedops/{install.library.name}"
+    name = install.library_in_record
     lines = install.record.read_text().splitlines(keepends=True)
     install.record.write_text("".join(line for line in lines if not line.startswith(name + ",")))
     assert_damaged(install.import_(), "it is not listed in the installed wheel's RECORD")
@@ -199,7 +210,7 @@ def test_same_size_tamper_found_by_verify(install: Install) -> None:
     library.write_bytes(bytes(data))
     result = install.doctor("--verify")
     assert result.returncode == 1
-    assert f"--verify: fusedops/{library.name}: sha256 differs from RECORD" in result.stdout
+    assert f"--verify: {install.library_in_record}: sha256 differs from RECORD" in result.stdout
     assert f"fix: {REINSTALL}" in result.stdout
 
 
@@ -225,11 +236,12 @@ def test_verify_finds_a_missing_file(install: Install) -> None:
 
 def test_verify_finds_an_unlisted_file(install: Install) -> None:
     """A second copy of the library (e.g. left from another build) is not from the wheel."""
-    stray = install.package / "_C_stale.so"
+    stray = install.library.with_name("_C_stale.so")
     shutil.copyfile(install.library, stray)
     result = install.doctor("--verify")
     assert result.returncode == 1
-    assert f"--verify: fusedops/{stray.name}: not listed in RECORD" in result.stdout
+    stray_in_record = stray.relative_to(install.site).as_posix()
+    assert f"--verify: {stray_in_record}: not listed in RECORD" in result.stdout
 
 
 def test_verify_without_record(install: Install) -> None:

@@ -73,6 +73,7 @@ def test_backward_in_a_cuda_graph() -> None:
     torch.testing.assert_close(x.grad.double().cpu(), xd.grad, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.multi_gpu
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
 def test_second_gpu_runs_on_its_own_device() -> None:
     torch.cuda.set_device(0)

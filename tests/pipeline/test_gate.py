@@ -733,20 +733,35 @@ def test_vendored_and_linked_use_repairs_patterns() -> None:
         soname = pattern.replace("*", "") + ("" if ".so" in pattern else ".so")
         assert repair.is_excluded(soname), soname
         assert record.check_no_vendored([f"fusedops.libs/{soname}"]).status == FAIL, soname
-        assert native.check_linked_libs({"_C.so": [soname]}).status == PASS, soname
+        linked = {"_C.so": [soname, "libstdc++.so.6"]}
+        assert native.check_linked_libs(linked).status == PASS, soname
 
 
 @pytest.mark.parametrize(
     ("libs", "status", "text"),
     [
         (
-            ["libc10.so", "libtorch_cpu.so", "libc.so.6"],
+            ["libc10.so", "libtorch_cpu.so", "libstdc++.so.6", "libc.so.6"],
             PASS,
             "from torch: libc10.so, libtorch_cpu.so",
         ),
-        (["libcublas.so.13"], FAIL, "links libcublas.so.13: torch/CUDA libraries that repair"),
-        (["libc10-1a2b3c4d.so"], FAIL, "links libc10-1a2b3c4d.so: grafted copies"),
-        ([], PASS, "from torch: none"),
+        (
+            ["libcublas.so.13", "libstdc++.so.6"],
+            FAIL,
+            "links libcublas.so.13: torch/CUDA libraries that repair",
+        ),
+        (
+            ["libc10-1a2b3c4d.so", "libstdc++.so.6"],
+            FAIL,
+            "links libc10-1a2b3c4d.so: grafted copies",
+        ),
+        (["libstdc++.so.6"], PASS, "from torch: none"),
+        # a static C++ runtime inside the extension (seen: a segfault on the first error message)
+        (
+            ["libc10.so", "libtorch_cpu.so", "libc.so.6"],
+            FAIL,
+            "does not link libstdc++.so.6: the C++ runtime is linked into it statically",
+        ),
     ],
 )
 def test_check_linked_libs(libs: list[str], status: str, text: str) -> None:

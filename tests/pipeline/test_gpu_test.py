@@ -95,3 +95,27 @@ def test_a_required_gpu_test_that_did_not_pass_is_reported() -> None:
         "tests/ops/test_rms_norm.py::test_c[cuda] (failed)",
         "tests/ops/test_rms_norm.py::test_d[cuda] (not run)",
     ]
+
+
+def test_multi_gpu_tests_are_required_only_on_a_machine_with_two_gpus() -> None:
+    """A one-GPU runner must not fail for a test that needs two, nor drop any other."""
+    g = _gpu_test_module()
+    collected = {}
+    for gpus in (1, 2):
+        proc = subprocess.run(
+            [
+                sys.executable,
+                *("-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"),
+                *("-m", g.gpu_marker_expression(gpus), "tests/ops/test_cuda_runtime.py"),
+            ],
+            cwd=g.REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        collected[gpus] = {line for line in proc.stdout.splitlines() if "::" in line}
+    two_gpu_test = "tests/ops/test_cuda_runtime.py::test_second_gpu_runs_on_its_own_device"
+    assert collected[2] - collected[1] == {two_gpu_test}
+    assert len(collected[1]) > 5
+    assert g.gpu_marker_expression(0) == g.gpu_marker_expression(1) == "gpu and not multi_gpu"

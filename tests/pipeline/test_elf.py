@@ -1,0 +1,105 @@
+"""pipeline/elf.py: DT_NEEDED read with the standard library, and the private-libstdc++ fault.
+
+Real components: libraries linked here by g++, with the shared C++ runtime and
+with `-static-libstdc++` (what a GCC without its shared libstdc++ produces: the
+fault that segfaulted a wheel built on a GPU machine at its first error message),
+compared with what readelf reads from the same files.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline.elf import ElfReadError, dt_needed, private_libstdcxx_problem
+from pipeline.gate import native
+from pipeline.gate.probe import parse_readelf_needed
+from pipeline.gate.report import FAIL, PASS
+
+# An error message built the way csrc/ops/ops.h builds one: a stream and an integer.
+SOURCE = """
+#include <sstream>
+#include <stdexcept>
+extern "C" void fail_with(long n) {
+  std::ostringstream s;
+  s << "expected weight to have shape [" << n << "]";
+  throw std::runtime_error(s.str());
+}
+"""
+
+
+def link(tmp_path: Path, name: str, *flags: str) -> Path:
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("g++ is not installed")
+    src = tmp_path / "fail.cpp"
+    src.write_text(SOURCE)
+    out = tmp_path / name
+    subprocess.run([gxx, "-shared", "-fPIC", "-O2", *flags, str(src), "-o", str(out)], check=True)
+    return out
+
+
+def readelf_needed(so: Path) -> list[str]:
+    if shutil.which("readelf") is None:
+        pytest.skip("readelf is not installed")
+    proc = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True)
+    return parse_readelf_needed(proc.stdout)
+
+
+def test_shared_runtime_is_read_like_readelf_and_passes(tmp_path: Path) -> None:
+    so = link(tmp_path, "shared.so")
+    needed = dt_needed(so)
+    assert needed == readelf_needed(so)
+    assert "libstdc++.so.6" in needed
+    assert private_libstdcxx_problem(needed) is None
+    assert native.check_linked_libs({"fusedops/_C.abi3.so": needed}).status == PASS
+
+
+def test_static_runtime_is_refused_by_the_build_check_and_the_gate(tmp_path: Path) -> None:
+    so = link(tmp_path, "static.so", "-static-libstdc++")
+    needed = dt_needed(so)
+    assert needed == readelf_needed(so)
+    assert "libstdc++.so.6" not in needed
+    problem = private_libstdcxx_problem(needed)
+    assert problem is not None and "linked into it statically" in problem
+    gate = native.check_linked_libs({"fusedops/_C.abi3.so": needed})
+    assert gate.status == FAIL and "does not link libstdc++.so.6" in gate.message
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"not a library at all", "is not a 64-bit little-endian ELF file"),
+        (b"", "is not a 64-bit little-endian ELF file"),
+    ],
+    ids=["text", "empty"],
+)
+def test_not_an_elf_file(tmp_path: Path, content: bytes, message: str) -> None:
+    bogus = tmp_path / "bogus.so"
+    bogus.write_bytes(content)
+    with pytest.raises(ElfReadError, match=message):
+        dt_needed(bogus)
+
+
+def test_cut_short_inside_the_headers(tmp_path: Path) -> None:
+    so = link(tmp_path, "shared.so")
+    cut = tmp_path / "cut.so"
+    cut.write_bytes(so.read_bytes()[:80])
+    with pytest.raises(ElfReadError, match="cut short inside its headers"):
+        dt_needed(cut)
+
+
+def test_a_static_executable_has_no_dynamic_section(tmp_path: Path) -> None:
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc is not installed")
+    src = tmp_path / "main.c"
+    src.write_text("int main(void) { return 0; }\n")
+    exe = tmp_path / "main"
+    if subprocess.run([gcc, "-static", str(src), "-o", str(exe)], check=False).returncode != 0:
+        pytest.skip("no static libc to link against here")
+    with pytest.raises(ElfReadError, match="no dynamic section"):
+        dt_needed(exe)
