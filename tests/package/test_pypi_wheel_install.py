@@ -39,9 +39,14 @@ h = fusedops.silu_and_mul(x)
 assert torch.allclose(h, torch.nn.functional.silu(x[:, :32]) * x[:, 32:], atol=1e-6), "silu"
 (y.sum() + out.sum() + h.sum()).backward()
 assert x.grad is not None and w.grad is not None
+# The first CUDA call checks the GPU against the loaded library's archs (the
+# wheel's top-level build info has none: every CUDA op once raised KeyError).
+from fusedops._loader import loaded_build_info
+archs = loaded_build_info()["arch_list"]
 print(json.dumps({"library": fusedops.BUILD_INFO.get("library"),
                   "why": fusedops.BUILD_INFO.get("library_why"),
-                  "version": fusedops.__version__, "torch_cuda": torch.version.cuda}))
+                  "version": fusedops.__version__, "torch_cuda": torch.version.cuda,
+                  "archs": archs}))
 """
 
 
@@ -67,6 +72,7 @@ def test_a_cpu_torch_loads_the_cpu_library(cpu_torch_env: Path) -> None:
         "why": "torch is a CPU-only build",
         "version": "0.1.0",
         "torch_cuda": None,
+        "archs": [],
     }
     doctor = run(cpu_torch_env, "-m", "fusedops", "doctor")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
@@ -108,6 +114,10 @@ def test_a_cuda_13_torch_loads_the_cu13_library(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     got = json.loads(result.stdout.strip().splitlines()[-1])
     assert (got["library"], got["why"]) == ("cu13", "torch.version.cuda is 13.0")
+    # the archs the GPU check will use: the cu13 part's, covering an H100 (sm_90)
+    from fusedops import _compat
+
+    assert _compat.arch_coverage((9, 0), got["archs"]).covered, got["archs"]
 
 
 def test_uv_installs_it_too(tmp_path: Path, cpu_torch_env: Path) -> None:
