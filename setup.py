@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 try:
     from pipeline import rules
     from pipeline.config import BuildPlan, ConfigError, decide, env_flag
-    from pipeline.elf import ElfReadError, dt_needed, private_libstdcxx_problem
+    from pipeline.elf import ElfReadError, UnsupportedElf, dt_needed, private_libstdcxx_problem
     from pipeline.toolchain import ToolchainError
     from pipeline.toolchain.cuda import check_host_compiler, find_toolkit, toolset_compilers
     from pipeline.toolchain.jobs import nvcc_threads, set_default_max_jobs
@@ -111,9 +111,15 @@ def build_ext_checked():
                 built = Path(self.get_ext_fullpath(ext.name))
                 try:
                     needed = dt_needed(built)
+                except UnsupportedElf as err:
+                    log(f"what {built.name} links is not checked here ({err})")
+                    continue
                 except (OSError, ElfReadError) as err:
                     sys.exit(f"fusedops build error: cannot read what {built.name} links: {err}")
                 if problem := private_libstdcxx_problem(needed):
+                    # Removed, or the next build (with another compiler) would find it
+                    # newer than its sources, skip the link and refuse it again.
+                    built.unlink(missing_ok=True)
                     sys.exit(f"fusedops build error: {built.name}: {problem}")
                 log(f"{built.name} links {', '.join(needed)}")
 

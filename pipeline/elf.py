@@ -20,14 +20,20 @@ _DT_NULL, _DT_NEEDED, _DT_STRTAB = 0, 1, 5
 
 
 class ElfReadError(ValueError):
-    """Not a 64-bit little-endian ELF file with a readable dynamic section."""
+    """Not an ELF file with a readable dynamic section."""
+
+
+class UnsupportedElf(ElfReadError):
+    """An ELF file of a class or byte order this reader does not parse (32-bit, big-endian)."""
 
 
 def dt_needed(path: Path) -> list[str]:
     """The DT_NEEDED entries of a 64-bit little-endian ELF shared library, in order."""
     data = path.read_bytes()
-    if data[:4] != b"\x7fELF" or len(data) < 64 or data[4] != 2 or data[5] != 1:
-        raise ElfReadError(f"{path.name} is not a 64-bit little-endian ELF file")
+    if data[:4] != b"\x7fELF" or len(data) < 64:
+        raise ElfReadError(f"{path.name} is not an ELF file")
+    if data[4] != 2 or data[5] != 1:
+        raise UnsupportedElf(f"{path.name} is not a 64-bit little-endian ELF file")
     try:
         (phoff,) = struct.unpack_from("<Q", data, 0x20)
         phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
@@ -45,7 +51,7 @@ def dt_needed(path: Path) -> list[str]:
             raise ElfReadError(f"{path.name} has no dynamic section (not a shared library)")
         needed: list[int] = []
         strtab_vaddr = None
-        for at in range(dynamic[0], dynamic[0] + dynamic[1], 16):
+        for at in range(dynamic[0], dynamic[0] + dynamic[1] - 15, 16):  # whole entries only
             tag, value = struct.unpack_from("<qQ", data, at)
             if tag == _DT_NULL:
                 break
@@ -69,7 +75,7 @@ def dt_needed(path: Path) -> list[str]:
         end = data.find(b"\0", start)
         if end < 0:
             raise ElfReadError(f"{path.name} is cut short inside its string table")
-        names.append(data[start:end].decode())
+        names.append(data[start:end].decode(errors="replace"))
     return names
 
 

@@ -126,7 +126,13 @@ def elf_needed(so: Path) -> list[str]:
         from elftools.elf.dynamic import DynamicSection
         from elftools.elf.elffile import ELFFile
     except ImportError:
-        proc = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True)
+        # LC_ALL=C: readelf translates "Shared library:", which the parser matches.
+        proc = subprocess.run(
+            ["readelf", "-d", str(so)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "LC_ALL": "C"},
+        )
         # readelf exits 0 on a truncated file: its errors are only on stderr.
         if proc.returncode != 0 or "Error:" in proc.stderr:
             first = proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else "failed"

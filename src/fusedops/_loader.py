@@ -120,20 +120,9 @@ def select(info: dict[str, Any], torch_cuda: str | None) -> _compat.Selection:
         ) from None
 
 
-_loaded_info: dict[str, Any] | None = None
-
-
-def loaded_build_info() -> dict[str, Any]:
-    """The build info of the library load_library() loaded (in the PyPI wheel, that
-    library's part: its archs, CUDA and torch), not the wheel's top-level BUILD_INFO."""
-    if _loaded_info is None:
-        raise RuntimeError("fusedops: no library is loaded yet (import fusedops first)")
-    return _loaded_info
-
-
 def load_library() -> dict[str, Any]:
-    """Imports torch, picks and checks the library, loads the ops. Returns its build info."""
-    global _loaded_info
+    """Imports torch, picks and checks the library, loads the ops. Returns its build
+    info (in the PyPI wheel, the loaded library's part: its archs, CUDA and torch)."""
     import torch
 
     raw = read_build_info()
@@ -160,5 +149,4 @@ def load_library() -> dict[str, Any]:
         ) from err
     if chosen.family is not None:
         info = {**info, "library": chosen.family, "library_why": chosen.why}
-    _loaded_info = info
     return info

@@ -104,14 +104,16 @@ def collect(load_error: BaseException | None = None, verify: bool = False) -> di
                 )
             except _compat.SelectionError as err:
                 problems.append(str(err))
-                # No library here fits this torch: a per-variant wheel may.
-                advice.append(
-                    _compat.pip_command(
-                        str(build["version"]).split("+")[0],
-                        torch_info["version"],
-                        torch_info["cuda"],
+                # No library here fits this torch: a per-variant wheel may (with
+                # FUSEDOPS_VARIANT set, the error itself says to unset it).
+                if not os.environ.get(_compat.VARIANT_ENV):
+                    advice.append(
+                        _compat.pip_command(
+                            str(build["version"]).split("+")[0],
+                            torch_info["version"],
+                            torch_info["cuda"],
+                        )
                     )
-                )
                 build = {"error": str(err)}
             else:
                 library |= {"loaded": chosen.family, "why": chosen.why}

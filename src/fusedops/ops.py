@@ -21,6 +21,7 @@ cases and their tests.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 
 import torch
@@ -28,7 +29,6 @@ import torch.autograd.forward_ad as _forward_ad
 from torch import Tensor
 
 from . import _compat, _formulas
-from ._loader import loaded_build_info
 
 _FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 _ops = torch.ops.fusedops
@@ -50,8 +50,9 @@ def _check_arch(t: Tensor) -> None:
     index = t.device.index if t.device.index is not None else torch.cuda.current_device()
     if index in _checked_devices:
         return
-    # The loaded library's archs: the PyPI wheel's top-level build info has none.
-    arch_list = loaded_build_info()["arch_list"]
+    # fusedops.BUILD_INFO is the loaded library's build info (read at call time, so a
+    # reload is followed); the PyPI wheel's top-level _build_info has no archs.
+    arch_list = sys.modules["fusedops"].BUILD_INFO["arch_list"]
     verdict = _compat.arch_coverage(torch.cuda.get_device_capability(index), arch_list)
     if not verdict.covered:
         raise RuntimeError(

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 
 import fusedops
@@ -85,6 +86,20 @@ def test_doctor_flags_a_torch_mismatch(monkeypatch) -> None:
     report = doctor.collect()
     assert report["verdict"] == "PROBLEM"
     assert any("fusedops==" in a for a in report["advice"])
+
+
+def test_a_forced_library_that_is_missing_is_not_answered_with_a_pip_command(
+    monkeypatch,
+) -> None:
+    """The PyPI wheel with FUSEDOPS_VARIANT naming a library it lacks: the problem says
+    to unset the variable; a pip command would not fix it."""
+    if "library" not in fusedops.BUILD_INFO:
+        pytest.skip("needs the multi-library PyPI wheel (FUSEDOPS_VARIANT picks among them)")
+    monkeypatch.setenv("FUSEDOPS_VARIANT", "cu11")
+    report = doctor.collect()
+    assert report["verdict"] == "PROBLEM"
+    assert any("FUSEDOPS_VARIANT=cu11" in p for p in report["problems"]), report["problems"]
+    assert not any("pip install" in a for a in report["advice"]), report["advice"]
 
 
 def test_unknown_command_is_a_usage_error() -> None:

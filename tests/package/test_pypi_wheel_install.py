@@ -39,10 +39,10 @@ h = fusedops.silu_and_mul(x)
 assert torch.allclose(h, torch.nn.functional.silu(x[:, :32]) * x[:, 32:], atol=1e-6), "silu"
 (y.sum() + out.sum() + h.sum()).backward()
 assert x.grad is not None and w.grad is not None
-# The first CUDA call checks the GPU against the loaded library's archs (the
-# wheel's top-level build info has none: every CUDA op once raised KeyError).
-from fusedops._loader import loaded_build_info
-archs = loaded_build_info()["arch_list"]
+# The first CUDA call checks the GPU against the loaded library's archs, which
+# fusedops.BUILD_INFO carries (the wheel's top-level build info has none: every
+# CUDA op once raised KeyError).
+archs = fusedops.BUILD_INFO["arch_list"]
 print(json.dumps({"library": fusedops.BUILD_INFO.get("library"),
                   "why": fusedops.BUILD_INFO.get("library_why"),
                   "version": fusedops.__version__, "torch_cuda": torch.version.cuda,
