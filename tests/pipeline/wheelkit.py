@@ -104,8 +104,10 @@ def fake_torch_lib(root: Path) -> Path:
 
 
 def link_args(torch_lib: Path, *libs: str) -> list[str]:
+    """Link like a real (C++) extension: torch's libraries and the shared libstdc++,
+    which the gate requires (a static C++ runtime is the `linked-libs` fault)."""
     args = [f"-L{torch_lib}"] + [f"-l:{lib}" for lib in libs]
-    return args
+    return [*args, "-Wl,--no-as-needed", "-lstdc++"]
 
 
 def record_hash(data: bytes) -> str:
