@@ -84,6 +84,13 @@ def collect(load_error: BaseException | None = None, verify: bool = False) -> di
     """Everything the doctor knows, and its verdict; `verify` adds the RECORD check."""
     torch_info = _torch_report()
     build = _build_report()
+
+    def wheel_for_this_torch(version: object) -> str:
+        """The pip command for this fusedops release built for the installed torch."""
+        return _compat.pip_command(
+            str(version).split("+")[0], torch_info["version"], torch_info["cuda"]
+        )
+
     problems: list[str] = []
     advice: list[str] = []
 
@@ -107,13 +114,7 @@ def collect(load_error: BaseException | None = None, verify: bool = False) -> di
                 # No library here fits this torch: a per-variant wheel may (with
                 # FUSEDOPS_VARIANT set, the error itself says to unset it).
                 if not os.environ.get(_compat.VARIANT_ENV):
-                    advice.append(
-                        _compat.pip_command(
-                            str(build["version"]).split("+")[0],
-                            torch_info["version"],
-                            torch_info["cuda"],
-                        )
-                    )
+                    advice.append(wheel_for_this_torch(build["version"]))
                 build = {"error": str(err)}
             else:
                 library |= {"loaded": chosen.family, "why": chosen.why}
@@ -123,8 +124,7 @@ def collect(load_error: BaseException | None = None, verify: bool = False) -> di
         reason = _compat.torch_mismatch(build, torch_info["version"], torch_info["cuda"])
         if reason:
             problems.append(reason)
-            base = str(build["version"]).split("+")[0]
-            advice.append(_compat.pip_command(base, torch_info["version"], torch_info["cuda"]))
+            advice.append(wheel_for_this_torch(build["version"]))
         for gpu in torch_info["gpus"]:
             verdict = _compat.arch_coverage(tuple(gpu["capability"]), build.get("arch_list", []))
             gpu["covered"] = verdict.covered
@@ -139,10 +139,7 @@ def collect(load_error: BaseException | None = None, verify: bool = False) -> di
         if not build.get("cuda") and torch_info["cuda_available"]:
             advice.append(
                 "this is a CPU-only fusedops build: CUDA tensors are not supported; for GPU "
-                "kernels: "
-                + _compat.pip_command(
-                    str(build["version"]).split("+")[0], torch_info["version"], torch_info["cuda"]
-                )
+                "kernels: " + wheel_for_this_torch(build["version"])
             )
 
     if load_error is not None and not problems:

@@ -31,17 +31,21 @@ extern "C" void fail_with(long n) {
 """
 
 
-def link(tmp_path: Path, name: str, *flags: str) -> Path:
-    gxx = shutil.which("g++")
-    if gxx is None:
-        pytest.skip("g++ is not installed")
-    src = tmp_path / "fail.cpp"
-    src.write_text(SOURCE)
-    out = tmp_path / name
-    cmd = [gxx, "-shared", "-fPIC", "-O2", *flags, str(src), "-o", str(out)]
-    if subprocess.run(cmd, check=False).returncode != 0:
-        pytest.skip(f"g++ {' '.join(flags)} cannot link here (e.g. no libstdc++.a)")
+def compile_here(compiler: str, src: Path, source: str, out: Path, *flags: str) -> Path:
+    """`compiler flags src -o out`; the test skips where this machine cannot build it."""
+    path = shutil.which(compiler)
+    if path is None:
+        pytest.skip(f"{compiler} is not installed")
+    src.write_text(source)
+    if subprocess.run([path, *flags, str(src), "-o", str(out)], check=False).returncode != 0:
+        pytest.skip(f"{compiler} {' '.join(flags)} cannot build here (e.g. no static library)")
     return out
+
+
+def link(tmp_path: Path, name: str, *flags: str) -> Path:
+    return compile_here(
+        "g++", tmp_path / "fail.cpp", SOURCE, tmp_path / name, "-shared", "-fPIC", "-O2", *flags
+    )
 
 
 def readelf_needed(so: Path) -> list[str]:
@@ -101,13 +105,10 @@ def test_other_elf_classes_are_unsupported_not_refused(
 
 def test_no_needed_entries_at_all_is_refused(tmp_path: Path) -> None:
     """A C++ extension that needs nothing carries its runtime itself."""
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc is not installed")
-    src = tmp_path / "leaf.c"
-    src.write_text("int leaf(int x) { return x + 1; }\n")
-    so = tmp_path / "leaf.so"
-    subprocess.run([gcc, "-shared", "-fPIC", "-nostdlib", str(src), "-o", str(so)], check=True)
+    leaf = "int leaf(int x) { return x + 1; }\n"
+    so = compile_here(
+        "gcc", tmp_path / "leaf.c", leaf, tmp_path / "leaf.so", "-shared", "-fPIC", "-nostdlib"
+    )
     assert dt_needed(so) == readelf_needed(so) == []
     assert private_libstdcxx_problem([]) is not None
 
@@ -121,13 +122,7 @@ def test_cut_short_inside_the_headers(tmp_path: Path) -> None:
 
 
 def test_a_static_executable_has_no_dynamic_section(tmp_path: Path) -> None:
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc is not installed")
-    src = tmp_path / "main.c"
-    src.write_text("int main(void) { return 0; }\n")
-    exe = tmp_path / "main"
-    if subprocess.run([gcc, "-static", str(src), "-o", str(exe)], check=False).returncode != 0:
-        pytest.skip("no static libc to link against here")
+    main = "int main(void) { return 0; }\n"
+    exe = compile_here("gcc", tmp_path / "main.c", main, tmp_path / "main", "-static")
     with pytest.raises(ElfReadError, match="no dynamic section"):
         dt_needed(exe)
