@@ -4,6 +4,8 @@ Single-pass kernel: 1 vector (16 bytes) per thread up to 256, then 2 up to 1024 
 then 4 (rms_norm, and the fp32 fused add with its weight loaded late), then
 the two-pass kernel; rows that are not whole 16-byte vectors take the scalar
 kernel. Hidden sizes below are in elements; a bf16/fp16 vector holds 8, fp32 4.
+The single-pass kernel has a build for at most one row per SM (latency) and
+one for more rows (occupancy); both must give the same bits.
 """
 
 from __future__ import annotations
@@ -44,3 +46,29 @@ def test_forward_at_plan_edges(dtype: torch.dtype, hidden: int, rows: int) -> No
     out, res = fusedops.fused_add_rms_norm(x, r, w, EPS)
     torch.testing.assert_close(res, x + r, rtol=0, atol=0)
     assert_close(out, ref_rms_norm(x + r, w, EPS), dtype)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "hidden"),
+    [
+        (dtype, hidden)
+        for dtype in (torch.bfloat16, torch.float16, torch.float32, torch.float64)
+        for hidden in (2048, 4096, 16384)
+    ],
+    ids=str,
+)
+def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) -> None:
+    """One row alone (the latency build) and inside a batch of more rows than the GPU
+    has SMs (the occupancy build) must give bit-identical outputs."""
+    rows = torch.cuda.get_device_properties(0).multi_processor_count + 5
+    x = randn(rows, hidden, dtype=dtype, device="cuda")
+    r = randn(rows, hidden, dtype=dtype, device="cuda", seed=2)
+    w = randn(hidden, dtype=dtype, device="cuda", seed=1)
+    batch = fusedops.rms_norm(x, w, EPS)
+    batch_out, batch_res = fusedops.fused_add_rms_norm(x, r, w, EPS)
+    for k in (0, rows // 2, rows - 1):
+        alone = fusedops.rms_norm(x[k : k + 1], w, EPS)
+        torch.testing.assert_close(alone[0], batch[k], rtol=0, atol=0)
+        out, res = fusedops.fused_add_rms_norm(x[k : k + 1], r[k : k + 1], w, EPS)
+        torch.testing.assert_close(res[0], batch_res[k], rtol=0, atol=0)
+        torch.testing.assert_close(out[0], batch_out[k], rtol=0, atol=0)

@@ -34,6 +34,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 
 #include "common.cuh"
 
@@ -125,6 +126,19 @@ int current_device() {
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   return device;
+}
+
+// The current device's SM count, on every forward launch: a thread-local
+// cache of the last device keeps the mutex and map of device_limits off that path.
+int current_sm_count() {
+  thread_local int cached_device = -1;
+  thread_local int cached_sms = 0;
+  const int device = current_device();
+  if (device != cached_device) {
+    cached_sms = device_limits(device).sm_count;
+    cached_device = device;
+  }
+  return cached_sms;
 }
 
 int64_t persistent_grid(const void* kernel, int threads, int64_t rows, int sm_count) {
@@ -410,7 +424,7 @@ constexpr int64_t kSinglePassOneVecMax = 256;
 // Block sum with one barrier: partial sums alternate between two scratch rows
 // (`parity`), so a row's writes never meet the previous row's reads (those
 // finished before every thread reached the barrier in between).
-template <typename A>
+template <bool kShortSecondLevel, typename A>
 __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int parity) {
   v = warp_sum(v);
   const int num_warps = static_cast<int>(blockDim.x) >> 5;  // blockDim.x % 32 == 0
@@ -418,7 +432,59 @@ __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int pa
   const int lane = threadIdx.x & 31;
   if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
   __syncthreads();
+  if constexpr (kShortSecondLevel) {
+    // Only log2(warps) shuffle rounds: lanes are grouped by the warp count rounded
+    // up to a power of two, each group holding every warp's sum (padded with
+    // zeros). Adding a zero is exact, so the sum is bit for bit warp_sum's over
+    // the 32 lanes; it costs a few registers, hence only where occupancy is moot.
+    const int group = 1 << (32 - __clz(num_warps - 1));
+    const int j = lane & (group - 1);
+    A t = j < num_warps ? scratch[parity][j] : A(0);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      if (offset < group) t += __shfl_xor_sync(0xffffffffu, t, offset);
+    }
+    return t;
+  }
   return warp_sum(lane < num_warps ? scratch[parity][lane] : A(0));
+}
+
+// Sum of the squares of a thread's C vectors (those past the row count as zero),
+// added as a pairwise tree: within each vector, then across vectors. The
+// tree is ~log2(C * V) dependent operations deep where a running sum is C * V deep,
+// and that chain sits on every row's latency path (1-128 rows: 0.04-0.13 us
+// per call on an H100, benchmarks/NOTES.md v8). Every launch plan of a dtype
+// and hidden size adds in this order, so a row's result does not depend on
+// how many rows are in the batch.
+template <typename A, typename VecT, int C>
+__device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec) {
+  constexpr int V = sizeof(VecT::v) / sizeof(VecT::v[0]);
+  A part[C];
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const bool in_row = static_cast<int>(threadIdx.x + c * blockDim.x) < nvec;
+    // Adjacent pairs first, as one multiply and one fused multiply-add: fewer
+    // values live at once than V squares (the 32-register builds do not spill).
+    A q[V / 2];
+#pragma unroll
+    for (int k = 0; k < V / 2; ++k) {
+      const A a = in_row ? to_acc<A>(xv[c].v[2 * k]) : A(0);
+      const A b = in_row ? to_acc<A>(xv[c].v[2 * k + 1]) : A(0);
+      q[k] = fma(b, b, a * a);
+    }
+#pragma unroll
+    for (int width = 1; width < V / 2; width *= 2) {
+#pragma unroll
+      for (int k = 0; k < V / 2; k += 2 * width) q[k] += q[k + width];
+    }
+    part[c] = q[0];
+  }
+#pragma unroll
+  for (int width = 1; width < C; width *= 2) {
+#pragma unroll
+    for (int c = 0; c < C; c += 2 * width) part[c] += part[c + width];
+  }
+  return part[0];
 }
 
 // Hides a vector's value from the optimiser. Called after the reduction, it
@@ -436,22 +502,39 @@ __device__ __forceinline__ void keep_packed(VecT& v) {
 
 // 1 / sqrt(mean + eps). float: the hardware reciprocal square root (2 ulp, as
 // Triton's and torch.compile's kernels use) instead of a correctly rounded
-// sqrt and division, which sit on the latency path of every row.
-__device__ __forceinline__ float inv_rms(float sum_sq, int hidden, float eps) {
-  return rsqrtf(sum_sq / static_cast<float>(hidden) + eps);
+// sqrt and division, which sit on the latency path of every row; the mean is
+// one fused multiply-add by 1/hidden (rounded once, on the host) instead of
+// a division.
+__device__ __forceinline__ float inv_rms(float sum_sq, float inv_hidden, float eps) {
+  return rsqrtf(fmaf(sum_sq, inv_hidden, eps));
 }
-__device__ __forceinline__ double inv_rms(double sum_sq, int hidden, double eps) {
-  return 1.0 / sqrt(sum_sq / static_cast<double>(hidden) + eps);
+__device__ __forceinline__ double inv_rms(double sum_sq, double inv_hidden, double eps) {
+  return 1.0 / sqrt(fma(sum_sq, inv_hidden, eps));
+}
+
+// Two builds of each kernel, chosen by the row count (launch_fwd_single_pass):
+// kFewRows for at most one block per SM, where latency is all that counts and
+// the short second reduction level may take a few more registers; otherwise
+// the kernel keeps the register budget it was measured with (32 for C = 1,
+// and for C = 2 without the add: full occupancy), which large batches need.
+// Both add in the same order, so the results are identical. double is left
+// alone (it spilled at 32 registers). ptxas, CUDA 13.0: no spills on sm_75 to
+// sm_90 and sm_120; on sm_100 the 16-bit C = 2 build spills 4-8 bytes at 32
+// registers (not measured on such a GPU).
+template <typename T, int C, bool kAdd, bool kFewRows>
+constexpr int single_pass_min_blocks() {
+  return !kFewRows && sizeof(T) <= 4 && (C == 1 || (C == 2 && !kAdd)) ? 2 : 1;
 }
 
 // The grid is min(rows, 2^30) blocks, so every block has a first row: the
 // loop tests the bound only after it, and the first loads do not wait for it.
-template <typename T, int C, bool kAdd>
-__global__ void __launch_bounds__(kSinglePassMaxThreads)
+template <typename T, int C, bool kAdd, bool kFewRows>
+__global__ void __launch_bounds__(kSinglePassMaxThreads,
+                                  single_pass_min_blocks<T, C, kAdd, kFewRows>())
     rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
                                     const T* __restrict__ x, const T* __restrict__ residual,
                                     const T* __restrict__ weight, int64_t rows, int hidden,
-                                    typename Acc<T>::type eps) {
+                                    typename Acc<T>::type inv_hidden, typename Acc<T>::type eps) {
   using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   using VecT = Vec<T, V>;
@@ -477,12 +560,11 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads)
         if constexpr (kEarlyWeight) wv[c] = w[i];
       }
     }
-    A sum_sq = 0;
+    if constexpr (kAdd) {
 #pragma unroll
-    for (int c = 0; c < C; ++c) {
-      const int i = threadIdx.x + c * blockDim.x;
-      if (i < nvec) {
-        if constexpr (kAdd) {
+      for (int c = 0; c < C; ++c) {
+        const int i = threadIdx.x + c * blockDim.x;
+        if (i < nvec) {
           // residual_out is rounded to the dtype, and the norm is of that value.
 #pragma unroll
           for (int k = 0; k < V; ++k)
@@ -490,15 +572,11 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads)
           reinterpret_cast<VecT*>(residual_out + offset)[i] = xv[c];
           keep_packed(xv[c]);  // the rounded sum, re-read as stored
         }
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          const A f = to_acc<A>(xv[c].v[k]);
-          sum_sq += f * f;
-        }
       }
     }
-    sum_sq = block_sum_one_barrier(sum_sq, scratch, parity);
-    const A rstd = inv_rms(sum_sq, hidden, eps);
+    A sum_sq = sum_squares_tree<A>(xv, nvec);
+    sum_sq = block_sum_one_barrier<kFewRows>(sum_sq, scratch, parity);
+    const A rstd = inv_rms(sum_sq, inv_hidden, eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
 #pragma unroll
     for (int c = 0; c < C; ++c) {
@@ -549,24 +627,31 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
   const unsigned grid = static_cast<unsigned>(row_grid(rows));
   const int h = static_cast<int>(hidden);
   const A e = static_cast<A>(eps);
+  const A inv_h = static_cast<A>(1.0 / static_cast<double>(hidden));
   auto go = [&](auto kernel) {
-    kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, h, e);
+    kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, h, inv_h, e);
   };
-  if (residual != nullptr) {
-    if (c == 1) return go(rms_norm_fwd_single_pass_kernel<T, 1, true>);
-    if constexpr (single_pass_max_c<T>(true) == 4) {
-      if (c == 4) return go(rms_norm_fwd_single_pass_kernel<T, 4, true>);
+  auto pick = [&](auto few_rows) {
+    constexpr bool kFew = decltype(few_rows)::value;
+    if (residual != nullptr) {
+      if (c == 1) return go(rms_norm_fwd_single_pass_kernel<T, 1, true, kFew>);
+      if constexpr (single_pass_max_c<T>(true) == 4) {
+        if (c == 4) return go(rms_norm_fwd_single_pass_kernel<T, 4, true, kFew>);
+      }
+      return go(rms_norm_fwd_single_pass_kernel<T, 2, true, kFew>);  // c == 2: single_pass_fits
     }
-    return go(rms_norm_fwd_single_pass_kernel<T, 2, true>);  // c == 2: single_pass_fits
-  }
-  switch (c) {
-    case 1:
-      return go(rms_norm_fwd_single_pass_kernel<T, 1, false>);
-    case 2:
-      return go(rms_norm_fwd_single_pass_kernel<T, 2, false>);
-    default:
-      return go(rms_norm_fwd_single_pass_kernel<T, 4, false>);
-  }
+    switch (c) {
+      case 1:
+        return go(rms_norm_fwd_single_pass_kernel<T, 1, false, kFew>);
+      case 2:
+        return go(rms_norm_fwd_single_pass_kernel<T, 2, false, kFew>);
+      default:
+        return go(rms_norm_fwd_single_pass_kernel<T, 4, false, kFew>);
+    }
+  };
+  // At most one block per SM: the latency build (see single_pass_min_blocks).
+  if (rows <= current_sm_count()) return pick(std::true_type{});
+  return pick(std::false_type{});
 }
 
 template <typename T>
