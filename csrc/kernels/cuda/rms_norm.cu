@@ -420,6 +420,11 @@ constexpr int kSinglePassMaxThreads = 1024;
 // rows, equal at larger batches; NOTES.md v7).
 constexpr int kSinglePassPreferC = 2;
 constexpr int64_t kSinglePassOneVecMax = 256;
+// float32 rms_norm rows of at least 1024 vectors (hidden >= 4096): 4 vectors,
+// the 16 elements per thread bf16 has at C = 2. Fewer, fuller threads were 3-8%
+// faster at 1-128 rows of 4096-16384 and equal at large batches (H100, NOTES.md
+// v8). Not for the fused add, whose 4-vector kernel loads its weight late.
+constexpr int64_t kFloatFourVecMin = 1024;
 
 // Block sum with one barrier: partial sums alternate between two scratch rows
 // (`parity`), so a row's writes never meet the previous row's reads (those
@@ -614,14 +619,16 @@ bool single_pass_fits(int64_t nvec, bool add) {
   return nvec <= int64_t{single_pass_max_c<T>(add)} * kSinglePassMaxThreads;
 }
 
-// 1 or kSinglePassPreferC vectors per thread, doubled while the row would
-// need more than 1024 threads; the caller checked single_pass_fits.
+// 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
+// doubled while the row would need more than 1024 threads; the caller checked
+// single_pass_fits.
 template <typename T>
 void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
                             int64_t rows, int64_t hidden, double eps, cudaStream_t stream) {
   using A = typename Acc<T>::type;
   const int64_t nvec = hidden / kVec16<T>;
   int c = nvec <= kSinglePassOneVecMax ? 1 : kSinglePassPreferC;
+  if (sizeof(T) == 4 && residual == nullptr && nvec >= kFloatFourVecMin) c = 4;
   while (nvec > int64_t{c} * kSinglePassMaxThreads) c *= 2;
   const int threads = static_cast<int>(std::max<int64_t>(32, ((nvec + c - 1) / c + 31) / 32 * 32));
   const unsigned grid = static_cast<unsigned>(row_grid(rows));
