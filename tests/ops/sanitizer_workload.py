@@ -46,6 +46,9 @@ def main() -> None:
             (2, 12288),
             (3, 40000),
             (1, 65536),
+            # More rows than any GPU has SMs: the forward's occupancy build
+            # (the shapes above take its one-row-per-SM latency build).
+            (300, 4096),
         ):
             x = torch.randn(rows, hidden, dtype=dtype, device="cuda", requires_grad=True)
             r = torch.randn_like(x, requires_grad=True)
