@@ -455,10 +455,11 @@ __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int pa
 }
 
 // Sum of the squares of a thread's C vectors (those past the row count as zero),
-// added as a pairwise tree: within each vector, then across vectors. The
-// tree is ~log2(C * V) dependent operations deep where a running sum is C * V deep,
-// and that chain sits on every row's latency path (1-128 rows: 0.04-0.13 us
-// per call on an H100, benchmarks/NOTES.md v8). Every launch plan of a dtype
+// added as a pairwise tree (element k + half onto element k, halving): within
+// each vector, then across vectors. The tree is 1 + log2(C * V) dependent
+// operations deep where a running sum is C * V deep, and that chain sits on
+// every row's latency path (16-bit rows of 4096-16384 at 1-128 rows: 0.05-0.26
+// us less per call on an H100, benchmarks/NOTES.md v8). Every launch plan of a dtype
 // and hidden size adds in this order, so a row's result does not depend on
 // how many rows are in the batch.
 template <typename A, typename VecT, int C>
@@ -468,26 +469,23 @@ __device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec) {
 #pragma unroll
   for (int c = 0; c < C; ++c) {
     const bool in_row = static_cast<int>(threadIdx.x + c * blockDim.x) < nvec;
-    // Adjacent pairs first, as one multiply and one fused multiply-add: fewer
-    // values live at once than V squares (the 32-register builds do not spill).
-    A q[V / 2];
+    A q[V];
 #pragma unroll
-    for (int k = 0; k < V / 2; ++k) {
-      const A a = in_row ? to_acc<A>(xv[c].v[2 * k]) : A(0);
-      const A b = in_row ? to_acc<A>(xv[c].v[2 * k + 1]) : A(0);
-      q[k] = fma(b, b, a * a);
+    for (int k = 0; k < V; ++k) {
+      const A f = in_row ? to_acc<A>(xv[c].v[k]) : A(0);
+      q[k] = f * f;
     }
 #pragma unroll
-    for (int width = 1; width < V / 2; width *= 2) {
+    for (int half = V / 2; half > 0; half /= 2) {
 #pragma unroll
-      for (int k = 0; k < V / 2; k += 2 * width) q[k] += q[k + width];
+      for (int k = 0; k < half; ++k) q[k] += q[k + half];
     }
     part[c] = q[0];
   }
 #pragma unroll
-  for (int width = 1; width < C; width *= 2) {
+  for (int half = C / 2; half > 0; half /= 2) {
 #pragma unroll
-    for (int c = 0; c < C; c += 2 * width) part[c] += part[c + width];
+    for (int c = 0; c < half; ++c) part[c] += part[c + half];
   }
   return part[0];
 }

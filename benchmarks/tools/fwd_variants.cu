@@ -1,0 +1,275 @@
+// Variants of the single-pass rms_norm forward (csrc/kernels/cuda/rms_norm.cu,
+// as of git 25270f4), for benchmarks/tools/fwd_variants.py: not part of the
+// package. Built alone with nvcc and called through ctypes (extern "C" launch).
+//
+// Flags (bits): 1 loads as plain ld.global instead of ld.global.nc; 2 second
+// reduction level of log2(warps) shuffles in a loop; 4 programmatic dependent
+// launch (griddepcontrol, sm_90+); 8 sum of squares as a pairwise tree; 16 the
+// mean as a multiply by 1/hidden; 32 the short second level unrolled. Plan 0 is
+// fusedops's block shape, plan 1 Liger-Kernel's (warps by next_pow2(hidden)).
+// Measured on an H100: benchmarks/NOTES.md, v8.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+__device__ __forceinline__ float f32(float v) { return v; }
+__device__ __forceinline__ float f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T>
+__device__ __forceinline__ T from(float v);
+template <>
+__device__ __forceinline__ float from<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half from<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+template <typename VecT>
+__device__ __forceinline__ void keep_packed(VecT& v) {
+  uint4& u = reinterpret_cast<uint4&>(v);
+  asm volatile("" : "+r"(u.x), "+r"(u.y), "+r"(u.z), "+r"(u.w));
+}
+template <bool kPlain, typename VecT>
+__device__ __forceinline__ VecT ld(const VecT* p) {
+  if constexpr (kPlain) {
+    uint4 u;
+    asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+                 : "l"(p));
+    return reinterpret_cast<VecT&>(u);
+  } else {
+    return *p;
+  }
+}
+template <bool kShort, bool kUnrolled>
+__device__ __forceinline__ float block_sum(float v, float (*scratch)[32], int parity) {
+  v = warp_sum(v);
+  const int nw = static_cast<int>(blockDim.x) >> 5;
+  if (nw == 1) return v;
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
+  __syncthreads();
+  if constexpr (kUnrolled) {
+    const int p = 1 << (32 - __clz(nw - 1));  // warps rounded up to a power of two
+    const int j = lane & (p - 1);
+    float t = j < nw ? scratch[parity][j] : 0.f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      if (o < p) t += __shfl_xor_sync(0xffffffffu, t, o);
+    return t;
+  } else if constexpr (kShort) {
+    int p = 1;
+    while (p < nw) p <<= 1;  // warps rounded up to a power of two
+    const int j = lane & (p - 1);
+    float t = j < nw ? scratch[parity][j] : 0.f;
+    for (int o = p >> 1; o > 0; o >>= 1) t += __shfl_xor_sync(0xffffffffu, t, o);
+    return t;
+  } else {
+    return warp_sum(lane < nw ? scratch[parity][lane] : 0.f);
+  }
+}
+
+template <typename T, int C, int MaxT, int kFlags>
+__global__ void __launch_bounds__(MaxT)
+    fwd(T* __restrict__ out, const T* __restrict__ x, const T* __restrict__ weight, int64_t rows,
+        int hidden, float eps, float inv_hidden) {
+  constexpr bool kPlain = kFlags & 1, kShort = kFlags & 2, kPdl = kFlags & 4;
+  constexpr bool kTree = kFlags & 8, kInvH = kFlags & 16, kUnrolled = kFlags & 32;
+  constexpr int V = 16 / sizeof(T);
+  using VecT = Vec<T, V>;
+  __shared__ float scratch[2][32];
+  const int nvec = hidden / V;
+  const VecT* w = reinterpret_cast<const VecT*>(weight);
+#if __CUDA_ARCH__ >= 900
+  if constexpr (kPdl) asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  int parity = 0;
+  int64_t row = blockIdx.x;
+  do {
+    const int64_t offset = row * hidden;
+    const VecT* xr = reinterpret_cast<const VecT*>(x + offset);
+    VecT xv[C], wv[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        xv[c] = ld<kPlain>(xr + i);
+        wv[c] = ld<kPlain>(w + i);
+      }
+    }
+#if __CUDA_ARCH__ >= 900
+    if constexpr (kPdl) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+    float s = 0;
+    if constexpr (kTree) {
+      float part[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int i = threadIdx.x + c * blockDim.x;
+        float q[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const float f = i < nvec ? f32(xv[c].v[k]) : 0.f;
+          q[k] = f * f;
+        }
+#pragma unroll
+        for (int w2 = V / 2; w2 > 0; w2 >>= 1)
+#pragma unroll
+          for (int k = 0; k < w2; ++k) q[k] += q[k + w2];
+        part[c] = q[0];
+      }
+#pragma unroll
+      for (int w2 = C / 2; w2 > 0; w2 >>= 1)
+#pragma unroll
+        for (int c = 0; c < w2; ++c) part[c] += part[c + w2];
+      s = part[0];
+    } else {
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int i = threadIdx.x + c * blockDim.x;
+        if (i < nvec) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            const float f = f32(xv[c].v[k]);
+            s += f * f;
+          }
+        }
+      }
+    }
+    s = block_sum<kShort, kUnrolled>(s, scratch, parity);
+    const float rstd =
+        kInvH ? rsqrtf(fmaf(s, inv_hidden, eps)) : rsqrtf(s / static_cast<float>(hidden) + eps);
+    VecT* outr = reinterpret_cast<VecT*>(out + offset);
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        keep_packed(xv[c]);
+        keep_packed(wv[c]);
+        VecT o;
+#pragma unroll
+        for (int k = 0; k < V; ++k) o.v[k] = from<T>(f32(xv[c].v[k]) * rstd * f32(wv[c].v[k]));
+        outr[i] = o;
+      }
+    }
+    row += gridDim.x;
+    parity ^= 1;
+  } while (row < rows);
+}
+
+template <typename T, int C, int MaxT, int F>
+int go(int threads, void* out, const void* x, const void* w, long rows, int hidden, float eps,
+       cudaStream_t stream) {
+  auto k = fwd<T, C, MaxT, F>;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(rows));
+  cfg.blockDim = dim3(threads);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = (F & 4) ? 1 : 0;
+  cudaError_t e = cudaLaunchKernelEx(&cfg, k, static_cast<T*>(out), static_cast<const T*>(x),
+                                     static_cast<const T*>(w), static_cast<int64_t>(rows), hidden,
+                                     eps, static_cast<float>(1.0 / hidden));
+  return static_cast<int>(e);
+}
+
+template <typename T, int MaxT, int F>
+int by_c(int c, int threads, void* out, const void* x, const void* w, long rows, int hidden,
+         float eps, cudaStream_t s) {
+  switch (c) {
+    case 1:
+      return go<T, 1, MaxT, F>(threads, out, x, w, rows, hidden, eps, s);
+    case 2:
+      return go<T, 2, MaxT, F>(threads, out, x, w, rows, hidden, eps, s);
+    case 4:
+      return go<T, 4, MaxT, F>(threads, out, x, w, rows, hidden, eps, s);
+    case 8:
+      if constexpr (MaxT <= 512) return go<T, 8, MaxT, F>(threads, out, x, w, rows, hidden, eps, s);
+  }
+  return -1;
+}
+
+template <typename T, int MaxT>
+int by_flags(int flags, int c, int threads, void* out, const void* x, const void* w, long rows,
+             int hidden, float eps, cudaStream_t s) {
+  switch (flags) {
+    case 0:
+      return by_c<T, MaxT, 0>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 1:
+      return by_c<T, MaxT, 1>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 2:
+      return by_c<T, MaxT, 2>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 3:
+      return by_c<T, MaxT, 3>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 4:
+      return by_c<T, MaxT, 4>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 7:
+      return by_c<T, MaxT, 7>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 8:
+      return by_c<T, MaxT, 8>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 16:
+      return by_c<T, MaxT, 16>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 32:
+      return by_c<T, MaxT, 32>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 56:
+      return by_c<T, MaxT, 56>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 60:
+      return by_c<T, MaxT, 60>(c, threads, out, x, w, rows, hidden, eps, s);
+  }
+  return -2;
+}
+
+// plan 0: fusedops's (C = 1 up to 256 vectors, else 2, doubled past 1024 threads);
+// plan 1: Liger's (warps 4/8/16/32 by next_pow2(hidden), C = vectors / threads).
+template <typename T>
+int launch_t(int flags, int plan, void* out, const void* x, const void* w, long rows, int hidden,
+             float eps, cudaStream_t s) {
+  const int nvec = hidden / (16 / sizeof(T));
+  if (plan == 0) {
+    int c = nvec <= 256 ? 1 : 2;
+    while (nvec > c * 1024) c *= 2;
+    const int threads = ((nvec + c - 1) / c + 31) / 32 * 32;
+    return by_flags<T, 1024>(flags, c, threads, out, x, w, rows, hidden, eps, s);
+  }
+  int block = 1;
+  while (block < hidden) block <<= 1;
+  const int nw = block >= 32768 ? 32 : block >= 8192 ? 16 : block >= 2048 ? 8 : 4;
+  const int threads = nw * 32;
+  int c = 1;
+  while (c * threads < nvec) c *= 2;
+  return by_flags<T, 512>(flags, c, threads, out, x, w, rows, hidden, eps, s);
+}
+
+extern "C" int launch(int dtype, int flags, int plan, void* out, const void* x, const void* w,
+                      long rows, int hidden, float eps, void* stream) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (dtype) {
+    case 0:
+      return launch_t<float>(flags, plan, out, x, w, rows, hidden, eps, s);
+    case 1:
+      return launch_t<__half>(flags, plan, out, x, w, rows, hidden, eps, s);
+    case 2:
+      return launch_t<__nv_bfloat16>(flags, plan, out, x, w, rows, hidden, eps, s);
+  }
+  return -3;
+}
