@@ -455,28 +455,41 @@ __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int pa
 }
 
 // Sum of the squares of a thread's C vectors (those past the row count as zero),
-// added as a pairwise tree (element k + half onto element k, halving): within
-// each vector, then across vectors. The tree is 1 + log2(C * V) dependent
-// operations deep where a running sum is C * V deep, and that chain sits on
-// every row's latency path (16-bit rows of 4096-16384 at 1-128 rows: 0.05-0.26
-// us less per call on an H100, benchmarks/NOTES.md v8). Every launch plan of a dtype
-// and hidden size adds in this order, so a row's result does not depend on
-// how many rows are in the batch.
-template <typename A, typename VecT, int C>
+// added as a tree: within each vector, then across vectors. The tree is about
+// log2(C * V) dependent operations deep where a running sum is C * V deep, and
+// that chain sits on every row's latency path (1-128 rows of 4096-16384: up to
+// 0.3 us less per call on an H100, benchmarks/NOTES.md v8). Two shapes of
+// tree, by what the H100 sweep preferred:
+// - kPairs (rms_norm): adjacent pairs as a multiply and a fused multiply-add,
+//   then halving adds. Fewer values live at once: with squares first, the
+//   32-register occupancy build of the 16-bit kernels ran 2-10% slower at
+//   1024-65536 rows.
+// - otherwise (the fused add, whose kernels are not held to 32 registers): all
+//   squares first, then halving adds; 2-7% faster than the pairs at 1-16 rows.
+// Every launch plan of an op, dtype and hidden size adds in the same order, so
+// a row's result does not depend on how many rows are in the batch.
+template <bool kPairs, typename A, typename VecT, int C>
 __device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec) {
   constexpr int V = sizeof(VecT::v) / sizeof(VecT::v[0]);
+  constexpr int kLeaves = kPairs ? V / 2 : V;
   A part[C];
 #pragma unroll
   for (int c = 0; c < C; ++c) {
     const bool in_row = static_cast<int>(threadIdx.x + c * blockDim.x) < nvec;
-    A q[V];
+    A q[kLeaves];
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const A f = in_row ? to_acc<A>(xv[c].v[k]) : A(0);
-      q[k] = f * f;
+    for (int k = 0; k < kLeaves; ++k) {
+      if constexpr (kPairs) {
+        const A a = in_row ? to_acc<A>(xv[c].v[2 * k]) : A(0);
+        const A b = in_row ? to_acc<A>(xv[c].v[2 * k + 1]) : A(0);
+        q[k] = fma(b, b, a * a);
+      } else {
+        const A f = in_row ? to_acc<A>(xv[c].v[k]) : A(0);
+        q[k] = f * f;
+      }
     }
 #pragma unroll
-    for (int half = V / 2; half > 0; half /= 2) {
+    for (int half = kLeaves / 2; half > 0; half /= 2) {
 #pragma unroll
       for (int k = 0; k < half; ++k) q[k] += q[k + half];
     }
@@ -577,7 +590,7 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
         }
       }
     }
-    A sum_sq = sum_squares_tree<A>(xv, nvec);
+    A sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A>(xv, nvec);
     sum_sq = block_sum_one_barrier<kFewRows>(sum_sq, scratch, parity);
     const A rstd = inv_rms(sum_sq, inv_hidden, eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
