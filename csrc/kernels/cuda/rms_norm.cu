@@ -7,6 +7,9 @@
 // to 4096 vectors: bf16/fp16 hidden <= 32768 (16384 for the fused add), fp32
 // <= 16384): one block per row, every thread issues all its loads, the
 // weight's too, before the reduction, so a row costs one memory round trip.
+// v8 shortened its per-row latency path (a tree sum, the mean by a
+// multiply-add) and built it twice: for at most one row per SM, and held to
+// its register budget for more rows; both give the same bits.
 //
 // v6, "two-pass" (forward rows too long for v7): one block per row, nothing
 // held across the reduction, the second pass re-reads the row from L2; ~30
