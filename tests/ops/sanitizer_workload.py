@@ -47,7 +47,8 @@ def main() -> None:
             (3, 40000),
             (1, 65536),
             # More rows than any GPU has SMs: the forward's occupancy build
-            # (the shapes above take its one-row-per-SM latency build).
+            # (the shapes above take its one-row-per-SM latency build). One
+            # row per block still: the scratch parity only alternates past 2^30 rows.
             (300, 4096),
         ):
             x = torch.randn(rows, hidden, dtype=dtype, device="cuda", requires_grad=True)

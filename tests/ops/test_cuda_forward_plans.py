@@ -26,17 +26,24 @@ HIDDEN = {
     # not whole vectors.
     torch.bfloat16: [1024, 16384, 16392, 32768, 32776, 16388],
     torch.float16: [16384, 16392, 32776],
-    # 1023 vectors (rms_norm C=2), 1024 (rms_norm C=4 from here); 1024 x 2;
-    # 2049 vectors (C=4, fused add with the late weight); 1024 x 4; 4097
-    # vectors; not whole vectors.
+    # 1023 vectors (rms_norm C=2), 1024 (rms_norm C=4 from here); 1024 x 2
+    # for the fused add (512 x 4 for rms_norm); 2049 vectors (C=4, fused add
+    # with the late weight); 1024 x 4; 4097 vectors; not whole vectors.
     torch.float32: [4092, 4096, 8192, 8196, 16384, 16388, 8190],
 }
 CASES = [(dtype, hidden) for dtype, hiddens in HIDDEN.items() for hidden in hiddens]
 
 
+def more_rows_than_sms() -> int:
+    """A batch that takes the single-pass kernel's occupancy build."""
+    return torch.cuda.get_device_properties(0).multi_processor_count + 1
+
+
 @pytest.mark.parametrize(("dtype", "hidden"), CASES, ids=str)
-@pytest.mark.parametrize("rows", [1, 3])
-def test_forward_at_plan_edges(dtype: torch.dtype, hidden: int, rows: int) -> None:
+@pytest.mark.parametrize("rows", [1, 3, "more-than-SMs"])
+def test_forward_at_plan_edges(dtype: torch.dtype, hidden: int, rows: int | str) -> None:
+    if rows == "more-than-SMs":
+        rows = more_rows_than_sms()
     x = randn(rows, hidden, dtype=dtype, device="cuda")
     r = randn(rows, hidden, dtype=dtype, device="cuda", seed=2)
     w = randn(hidden, dtype=dtype, device="cuda", seed=1)
@@ -50,19 +57,32 @@ def test_forward_at_plan_edges(dtype: torch.dtype, hidden: int, rows: int) -> No
     assert_close(out, ref_rms_norm(x + r, w, EPS), dtype)
 
 
-@pytest.mark.parametrize(
-    ("dtype", "hidden"),
-    [
-        (dtype, hidden)
-        for dtype in (torch.bfloat16, torch.float16, torch.float32, torch.float64)
-        for hidden in (2048, 4096, 16384)
-    ],
-    ids=str,
-)
+# Single-pass shapes only (the two-pass and scalar kernels have one build): a
+# power-of-two warp count and others (17 and 9 warps, with a partial last
+# vector: the zero padding of the short reduction and the out-of-row vectors),
+# and every vectors-per-thread count of each dtype.
+SAME_BITS = [
+    (torch.bfloat16, 2048),  # C=1, 8 warps
+    (torch.bfloat16, 4096),  # C=2, 8 warps
+    (torch.bfloat16, 8200),  # C=2, 17 warps, last thread short
+    (torch.bfloat16, 16384),  # C=2, 32 warps
+    (torch.bfloat16, 24576),  # C=4 (rms_norm; the fused add takes two-pass)
+    (torch.float16, 4096),
+    (torch.float16, 8200),
+    (torch.float32, 1000),  # C=1, 8 warps, 6 threads past the row
+    (torch.float32, 2048),  # C=2
+    (torch.float32, 4100),  # rms_norm C=4 with 9 warps; fused add C=2
+    (torch.float32, 16384),  # C=4, 32 warps (fused add with the late weight)
+    (torch.float64, 1000),  # C=2
+    (torch.float64, 8192),  # rms_norm C=4; fused add two-pass
+]
+
+
+@pytest.mark.parametrize(("dtype", "hidden"), SAME_BITS, ids=str)
 def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) -> None:
     """One row alone (the latency build) and inside a batch of more rows than the GPU
     has SMs (the occupancy build) must give bit-identical outputs."""
-    rows = torch.cuda.get_device_properties(0).multi_processor_count + 5
+    rows = more_rows_than_sms() + 4
     x = randn(rows, hidden, dtype=dtype, device="cuda")
     r = randn(rows, hidden, dtype=dtype, device="cuda", seed=2)
     w = randn(hidden, dtype=dtype, device="cuda", seed=1)
