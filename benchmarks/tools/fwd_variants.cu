@@ -7,7 +7,12 @@
 // launch (griddepcontrol, sm_90+); 8 sum of squares as a pairwise tree; 16 the
 // mean as a multiply by 1/hidden; 32 the short second level unrolled. Plan 0 is
 // fusedops's block shape, plan 1 Liger-Kernel's (warps by next_pow2(hidden)).
-// Measured on an H100: benchmarks/NOTES.md, v8.
+// Measured on an H100: benchmarks/NOTES.md, v8. Added after v8 (NOTES.md, v9):
+// 64 second level read whole from shared memory (every thread reads the
+// warps' sums and adds them as a halving tree: no shuffles, no branches);
+// 128 weight loads issued after the thread's own sum of squares; 256 one row
+// per block (no row loop: the grid here is always `rows` blocks); 512 the sum
+// of squares as the wheel's multiply-add pairs tree (with 8).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -58,7 +63,30 @@ __device__ __forceinline__ VecT ld(const VecT* p) {
     return *p;
   }
 }
-template <bool kShort, bool kUnrolled>
+// The warps' sums as a halving tree over N values (zero-padded past nw): the
+// order the butterfly shuffles add in, so the result is the same bits.
+template <int N>
+__device__ __forceinline__ float read_all(const float* s, int nw) {
+  float t[N];
+#pragma unroll
+  for (int k = 0; k < N; k += 4) {
+    const float4 q = reinterpret_cast<const float4*>(s)[k / 4];
+    t[k] = q.x;
+    t[k + 1] = q.y;
+    t[k + 2] = q.z;
+    t[k + 3] = q.w;
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    if (k >= nw) t[k] = 0.f;
+#pragma unroll
+  for (int h = N / 2; h > 0; h >>= 1)
+#pragma unroll
+    for (int k = 0; k < h; ++k) t[k] += t[k + h];
+  return t[0];
+}
+
+template <bool kShort, bool kUnrolled, bool kReadAll = false>
 __device__ __forceinline__ float block_sum(float v, float (*scratch)[32], int parity) {
   v = warp_sum(v);
   const int nw = static_cast<int>(blockDim.x) >> 5;
@@ -66,7 +94,18 @@ __device__ __forceinline__ float block_sum(float v, float (*scratch)[32], int pa
   const int lane = threadIdx.x & 31;
   if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
   __syncthreads();
-  if constexpr (kUnrolled) {
+  if constexpr (kReadAll) {
+    // Shared memory is 16-byte aligned; reads past nw are of the (unwritten)
+    // rest of the 32-entry row and are replaced by zeros.
+    if (nw == 2) {
+      const float2 q = reinterpret_cast<const float2*>(scratch[parity])[0];
+      return q.x + q.y;
+    }
+    if (nw <= 4) return read_all<4>(scratch[parity], nw);
+    if (nw <= 8) return read_all<8>(scratch[parity], nw);
+    if (nw <= 16) return read_all<16>(scratch[parity], nw);
+  }
+  if constexpr (kUnrolled || kReadAll) {      // read-all: past 16 warps, the shuffles
     const int p = 1 << (32 - __clz(nw - 1));  // warps rounded up to a power of two
     const int j = lane & (p - 1);
     float t = j < nw ? scratch[parity][j] : 0.f;
@@ -92,9 +131,11 @@ __global__ void __launch_bounds__(MaxT)
         int hidden, float eps, float inv_hidden) {
   constexpr bool kPlain = kFlags & 1, kShort = kFlags & 2, kPdl = kFlags & 4;
   constexpr bool kTree = kFlags & 8, kInvH = kFlags & 16, kUnrolled = kFlags & 32;
+  constexpr bool kReadAll = kFlags & 64, kLateW = kFlags & 128, kOneRow = kFlags & 256;
+  constexpr bool kPairs = kFlags & 512;
   constexpr int V = 16 / sizeof(T);
   using VecT = Vec<T, V>;
-  __shared__ float scratch[2][32];
+  __shared__ __align__(16) float scratch[2][32];
   const int nvec = hidden / V;
   const VecT* w = reinterpret_cast<const VecT*>(weight);
 #if __CUDA_ARCH__ >= 900
@@ -111,7 +152,7 @@ __global__ void __launch_bounds__(MaxT)
       const int i = threadIdx.x + c * blockDim.x;
       if (i < nvec) {
         xv[c] = ld<kPlain>(xr + i);
-        wv[c] = ld<kPlain>(w + i);
+        if constexpr (!kLateW) wv[c] = ld<kPlain>(w + i);
       }
     }
 #if __CUDA_ARCH__ >= 900
@@ -123,14 +164,21 @@ __global__ void __launch_bounds__(MaxT)
 #pragma unroll
       for (int c = 0; c < C; ++c) {
         const int i = threadIdx.x + c * blockDim.x;
-        float q[V];
+        constexpr int kLeaves = kPairs ? V / 2 : V;
+        float q[kLeaves];
 #pragma unroll
-        for (int k = 0; k < V; ++k) {
-          const float f = i < nvec ? f32(xv[c].v[k]) : 0.f;
-          q[k] = f * f;
+        for (int k = 0; k < kLeaves; ++k) {
+          if constexpr (kPairs) {
+            const float a = i < nvec ? f32(xv[c].v[2 * k]) : 0.f;
+            const float b = i < nvec ? f32(xv[c].v[2 * k + 1]) : 0.f;
+            q[k] = fmaf(b, b, a * a);
+          } else {
+            const float f = i < nvec ? f32(xv[c].v[k]) : 0.f;
+            q[k] = f * f;
+          }
         }
 #pragma unroll
-        for (int w2 = V / 2; w2 > 0; w2 >>= 1)
+        for (int w2 = kLeaves / 2; w2 > 0; w2 >>= 1)
 #pragma unroll
           for (int k = 0; k < w2; ++k) q[k] += q[k + w2];
         part[c] = q[0];
@@ -153,7 +201,14 @@ __global__ void __launch_bounds__(MaxT)
         }
       }
     }
-    s = block_sum<kShort, kUnrolled>(s, scratch, parity);
+    if constexpr (kLateW) {
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int i = threadIdx.x + c * blockDim.x;
+        if (i < nvec) wv[c] = ld<kPlain>(w + i);
+      }
+    }
+    s = block_sum<kShort, kUnrolled, kReadAll>(s, scratch, parity);
     const float rstd =
         kInvH ? rsqrtf(fmaf(s, inv_hidden, eps)) : rsqrtf(s / static_cast<float>(hidden) + eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
@@ -169,6 +224,7 @@ __global__ void __launch_bounds__(MaxT)
         outr[i] = o;
       }
     }
+    if constexpr (kOneRow) break;
     row += gridDim.x;
     parity ^= 1;
   } while (row < rows);
@@ -235,6 +291,18 @@ int by_flags(int flags, int c, int threads, void* out, const void* x, const void
       return by_c<T, MaxT, 56>(c, threads, out, x, w, rows, hidden, eps, s);
     case 60:
       return by_c<T, MaxT, 60>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 568:  // the wheel's v8 rms_norm: pairs tree, 1/hidden, unrolled short level
+      return by_c<T, MaxT, 568>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 632:  // 568 + read-all
+      return by_c<T, MaxT, 632>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 696:  // 568 + late weight
+      return by_c<T, MaxT, 696>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 824:  // 568 + one row
+      return by_c<T, MaxT, 824>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 888:  // 568 + read-all + one row
+      return by_c<T, MaxT, 888>(c, threads, out, x, w, rows, hidden, eps, s);
+    case 1016:  // 568 + read-all + late weight + one row
+      return by_c<T, MaxT, 1016>(c, threads, out, x, w, rows, hidden, eps, s);
   }
   return -2;
 }

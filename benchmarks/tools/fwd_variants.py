@@ -4,6 +4,7 @@
         -o /tmp/fwd_variants.so benchmarks/tools/fwd_variants.cu
     python benchmarks/tools/fwd_variants.py /tmp/fwd_variants.so [--out DIR]
         [--rows 1,16,128,1024,16384] [--hidden 2048,4096,8192,16384]
+        [--variants v0,all3,...] [--dtypes bfloat16,float16,float32]
 
 fwd_variants.cu is a stand-alone copy of the kernel with switches (its
 `launch` comment lists them); it is built with nvcc alone and called through
@@ -32,6 +33,9 @@ EPS = 1e-6
 DTYPE_CODE = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 # name: (flags, plan); flags: 1 plain loads, 2 short 2nd level (loop), 4 PDL,
 # 8 tree sum, 16 mean by 1/hidden, 32 short 2nd level (unrolled); plan 1: Liger's.
+# After v8 (NOTES.md, v9): 512 the wheel's pairs tree (568 is the wheel's v8
+# rms_norm), 64 second level read whole from shared memory, 128 late weight
+# loads, 256 one row per block.
 VARIANTS = {
     "v0": (0, 0),
     "plain": (1, 0),
@@ -42,6 +46,12 @@ VARIANTS = {
     "lp": (0, 1),
     "lp+all3": (56, 1),
     "all3+pdl": (60, 0),
+    "v8": (568, 0),
+    "v8+readall": (632, 0),
+    "v8+latew": (696, 0),
+    "v8+onerow": (824, 0),
+    "v8+readall+onerow": (888, 0),
+    "v8+readall+latew+onerow": (1016, 0),
 }
 
 
@@ -74,7 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--rows", default="1,16,128,1024,16384")
     parser.add_argument("--hidden", default="2048,4096,8192,16384")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="names, comma-separated")
+    parser.add_argument("--dtypes", default="bfloat16,float16,float32")
     args = parser.parse_args(argv)
+    chosen = args.variants.split(",")
+    unknown = sorted(set(chosen) - set(VARIANTS))
+    if unknown:
+        parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
     lib = load_library(args.library)
     liger = liger_ops()
     a = torch.randn(4096, 4096, device="cuda")
@@ -83,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.out / "variants.csv", "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["dtype", "rows", "hidden", "impl", "us"])
-        for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        for dtype in (getattr(torch, name) for name in args.dtypes.split(",")):
             for hidden in map(int, args.hidden.split(",")):
                 w = torch.randn(hidden, dtype=dtype, device="cuda")
                 for rows in map(int, args.rows.split(",")):
@@ -98,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
                     }
                     if liger is not None:
                         impls["liger"] = lambda x=x, w=w: liger["rms_norm"](x, w)
-                    for name, (flags, plan) in VARIANTS.items():
+                    for name in chosen:
+                        flags, plan = VARIANTS[name]
                         run, out = variant(lib, dtype, flags, plan, x, w)
                         run()
                         torch.cuda.synchronize()
