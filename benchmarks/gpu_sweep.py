@@ -2,6 +2,7 @@
 
     python benchmarks/gpu_sweep.py --csv OUT.csv [--dtypes bfloat16,float16,float32]
         [--impls fusedops,compile,liger,copy] [--label NAME] [--quick]
+        [--rows 1,16,128] [--hidden 2048,4096]
 
 For every dtype, rows in 1 ... 65536 and hidden in 2048 ... 16384, each
 implementation is captured into a CUDA graph (up to 64 calls on the same
@@ -121,8 +122,8 @@ def implementation(op: str, impl: str, inputs: tuple[torch.Tensor, ...], lg):
 
 def sweep(args, meta: dict[str, str], writer) -> None:
     lg = liger_ops() if "liger" in args.impls else None
-    rows_list = (1, 128, 16384) if args.quick else ROWS
-    hidden_list = (4096, 16384) if args.quick else HIDDEN
+    rows_list = args.rows or ((1, 128, 16384) if args.quick else ROWS)
+    hidden_list = args.hidden or ((4096, 16384) if args.quick else HIDDEN)
     for dtype_name in args.dtypes:
         dtype = getattr(torch, dtype_name)
         esize = torch.finfo(dtype).bits // 8
@@ -182,7 +183,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--impls", default=",".join(IMPLS))
     parser.add_argument("--label", default="", help="names this run in the CSV (e.g. a variant)")
     parser.add_argument("--quick", action="store_true", help="a few shapes")
+    parser.add_argument(
+        "--rows", help="comma-separated row counts (default: the sweep's, or --quick's)"
+    )
+    parser.add_argument("--hidden", help="comma-separated hidden sizes (default: as --rows)")
     args = parser.parse_args(argv)
+    try:
+        args.rows = tuple(int(v) for v in args.rows.split(",")) if args.rows else None
+        args.hidden = tuple(int(v) for v in args.hidden.split(",")) if args.hidden else None
+    except ValueError as e:
+        parser.error(f"--rows/--hidden take comma-separated integers: {e}")
     args.dtypes = [d for d in args.dtypes.split(",") if d]
     args.impls = [i for i in args.impls.split(",") if i]
     if not torch.cuda.is_available():

@@ -441,21 +441,6 @@ __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int pa
   if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
   __syncthreads();
   if constexpr (kShortSecondLevel) {
-    // Up to 8 warps (rows of up to 256 threads): every thread reads the warps'
-    // sums itself (two or four 16-byte shared loads) and adds them as the
-    // same halving tree, with no shuffle and no branch on the warp count:
-    // 2-4% faster at 1-128 rows of hidden 4096 in 16-bit (H100, NOTES.md v9).
-    if (num_warps <= 8) {
-      A t[8];
-#pragma unroll
-      for (int k = 0; k < 8; ++k) t[k] = k < num_warps ? scratch[parity][k] : A(0);
-#pragma unroll
-      for (int half = 4; half > 0; half /= 2) {
-#pragma unroll
-        for (int k = 0; k < half; ++k) t[k] += t[k + half];
-      }
-      return t[0];
-    }
     // Only log2(warps) shuffle rounds: lanes are grouped by the warp count rounded
     // up to a power of two, each group holding every warp's sum (padded with
     // zeros). Adding +0 is exact for any partial sum but -0, which sums of
@@ -541,7 +526,8 @@ __device__ __forceinline__ void keep_packed(VecT& v) {
 // a = a + b, rounded once to T. 16-bit types add packed pairs (one HADD2 per
 // two elements on sm_90; sm_80 uses HFMA2) instead of widening both to float,
 // adding and narrowing: the fused add's kernel ran 25% more instructions than
-// Liger's, most of them these conversions (ncu, NOTES.md v9). The bits are
+// Liger's, most of them these conversions (ncu, NOTES.md v9); with packed adds
+// it is 1-5% faster at 1-128 rows of 16-bit. The bits are
 // those of Cast<T>::from(float(a) + float(b)), which the other kernels compute:
 // two 16-bit values' float sum is exact unless one is below 2^-15 (bf16) or
 // 2^-12 (fp16) of the other, and then it stays too far from a 16-bit rounding
@@ -605,7 +591,7 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
   // inputs: its weight is loaded after the reduction, which keeps it under
   // the 64 registers of a 1024-thread block (it spilled on sm_120 otherwise).
   constexpr bool kEarlyWeight = !(kAdd && C == 4);
-  __shared__ __align__(16) A scratch[2][32];  // 16: whole-vector reads (block_sum_one_barrier)
+  __shared__ A scratch[2][32];
   const int nvec = hidden / V;
   const VecT* w = reinterpret_cast<const VecT*>(weight);
   int parity = 0;
@@ -656,10 +642,6 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
         outr[i] = o;
       }
     }
-    // The latency build runs with grid == rows (at most one row per SM), so a
-    // block has one row: no loop, and the scratch row is known at compile
-    // time (1-4% faster at 1-128 rows, NOTES.md v9).
-    if constexpr (kFewRows) break;
     row += gridDim.x;
     parity ^= 1;
   } while (row < rows);
