@@ -524,11 +524,13 @@ __device__ __forceinline__ void keep_packed(VecT& v) {
 }
 
 // a = a + b, rounded once to T. 16-bit types add packed pairs (one HADD2 per
-// two elements on sm_90; sm_80 uses HFMA2) instead of widening both to float,
+// two elements; bf16 on sm_80/86 is an HFMA2 by 1.0, on sm_75 the float path
+// itself) instead of widening both to float,
 // adding and narrowing: the fused add's kernel ran 25% more instructions than
 // Liger's, most of them these conversions (ncu, NOTES.md v9); with packed adds
-// it is 1-5% faster at 1-128 rows of 16-bit. The bits are
-// those of Cast<T>::from(float(a) + float(b)), which the other kernels compute:
+// it is 1-5% faster at 1-128 rows of 16-bit. For finite inputs the bits are
+// those of Cast<T>::from(float(a) + float(b)), which the other kernels compute
+// (signed zeros included; a NaN stays a NaN, its payload unchecked):
 // two 16-bit values' float sum is exact unless one is below 2^-15 (bf16) or
 // 2^-12 (fp16) of the other, and then it stays too far from a 16-bit rounding
 // midpoint for the float rounding to move it onto one, so both round the same.
