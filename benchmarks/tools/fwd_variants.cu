@@ -265,46 +265,27 @@ int by_c(int c, int threads, void* out, const void* x, const void* w, long rows,
   return -1;
 }
 
+// The flag combinations built (fwd_variants.py's VARIANTS): 568 is the wheel's
+// v8 rms_norm (pairs tree, 1/hidden, unrolled short level); 632/696/824/888/1016
+// add to it read-all (64), late weight (128), one row (256) as named there.
+template <int... Flags>
+struct FlagList {};
+using BuiltFlags = FlagList<0, 1, 2, 3, 4, 7, 8, 16, 32, 56, 60, 568, 632, 696, 824, 888, 1016>;
+
+template <typename T, int MaxT, int... Flags>
+int by_flags_in(FlagList<Flags...>, int flags, int c, int threads, void* out, const void* x,
+                const void* w, long rows, int hidden, float eps, cudaStream_t s) {
+  int rc = -2;  // not a built combination
+  ((flags == Flags &&
+    (rc = by_c<T, MaxT, Flags>(c, threads, out, x, w, rows, hidden, eps, s), true)) ||
+   ...);
+  return rc;
+}
+
 template <typename T, int MaxT>
 int by_flags(int flags, int c, int threads, void* out, const void* x, const void* w, long rows,
              int hidden, float eps, cudaStream_t s) {
-  switch (flags) {
-    case 0:
-      return by_c<T, MaxT, 0>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 1:
-      return by_c<T, MaxT, 1>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 2:
-      return by_c<T, MaxT, 2>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 3:
-      return by_c<T, MaxT, 3>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 4:
-      return by_c<T, MaxT, 4>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 7:
-      return by_c<T, MaxT, 7>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 8:
-      return by_c<T, MaxT, 8>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 16:
-      return by_c<T, MaxT, 16>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 32:
-      return by_c<T, MaxT, 32>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 56:
-      return by_c<T, MaxT, 56>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 60:
-      return by_c<T, MaxT, 60>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 568:  // the wheel's v8 rms_norm: pairs tree, 1/hidden, unrolled short level
-      return by_c<T, MaxT, 568>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 632:  // 568 + read-all
-      return by_c<T, MaxT, 632>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 696:  // 568 + late weight
-      return by_c<T, MaxT, 696>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 824:  // 568 + one row
-      return by_c<T, MaxT, 824>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 888:  // 568 + read-all + one row
-      return by_c<T, MaxT, 888>(c, threads, out, x, w, rows, hidden, eps, s);
-    case 1016:  // 568 + read-all + late weight + one row
-      return by_c<T, MaxT, 1016>(c, threads, out, x, w, rows, hidden, eps, s);
-  }
-  return -2;
+  return by_flags_in<T, MaxT>(BuiltFlags{}, flags, c, threads, out, x, w, rows, hidden, eps, s);
 }
 
 // plan 0: fusedops's (C = 1 up to 256 vectors, else 2, doubled past 1024 threads);

@@ -79,6 +79,8 @@ def traced_kernels(graph: torch.cuda.CUDAGraph, replays: int) -> list[list[dict]
     kernels = sorted(
         (e for e in events if e.get("cat") in GPU_WORK and "dur" in e), key=lambda e: e["ts"]
     )
+    if not kernels:
+        raise RuntimeError(f"the profiler recorded no {' or '.join(GPU_WORK)} in the replays")
     per_replay = len(kernels) // replays
     return [kernels[i * per_replay : (i + 1) * per_replay] for i in range(replays)]
 
@@ -98,7 +100,7 @@ def timeline(fn, calls: int) -> dict[str, object]:
         durs += [k["dur"] for k in ks]
         gaps += [b["ts"] - (a["ts"] + a["dur"]) for a, b in itertools.pairwise(ks)]
         periods += [b["ts"] - a["ts"] for a, b in itertools.pairwise(ks)]
-    first = replays[0][0] if replays and replays[0] else {"args": {}, "name": "?"}
+    first = replays[0][0]
     args = first.get("args", {})
     del graph
     return {

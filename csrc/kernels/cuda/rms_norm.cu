@@ -525,10 +525,10 @@ __device__ __forceinline__ void keep_packed(VecT& v) {
 
 // a = a + b, rounded once to T. 16-bit types add packed pairs (one HADD2 per
 // two elements; bf16 on sm_80/86 is an HFMA2 by 1.0, on sm_75 the float path
-// itself) instead of widening both to float,
-// adding and narrowing: the fused add's kernel ran 25% more instructions than
-// Liger's, most of them these conversions (ncu, NOTES.md v9); with packed adds
-// it is 1-5% faster at 1-128 rows of 16-bit. For finite inputs the bits are
+// itself) instead of widening both to float, adding and narrowing: the fused
+// add's kernel ran 25% more instructions than Liger's, most of them these
+// conversions (ncu, NOTES.md v9); with packed adds it is 1-5% faster at 1-128
+// rows of 16-bit. For finite inputs the bits are
 // those of Cast<T>::from(float(a) + float(b)), which the other kernels compute
 // (signed zeros included; a NaN stays a NaN, its payload unchecked):
 // two 16-bit values' float sum is exact unless one is below 2^-15 (bf16) or
@@ -566,8 +566,9 @@ __device__ __forceinline__ double inv_rms(double sum_sq, double inv_hidden, doub
 // the short second reduction level may take a few more registers; otherwise
 // the kernel keeps the register budget it was measured with (32 for C = 1,
 // and for C = 2 without the add: full occupancy), which large batches need.
-// The 16-bit fused add at C = 2 is not held (sm_90: 44/52 -> 56 registers for
-// fp16/bf16; at 16384 rows it measured within 0.3% of before). Both add in
+// The 16-bit fused add at C = 2 is not held (sm_90, fp16/bf16: 44/52
+// registers in v7, 56 with the v8 tree, measured within 0.3% of v7 at 16384
+// rows; 48/52 with v9's packed add). Both add in
 // the same order, so the results are identical. double is left alone (it
 // spilled at 32 registers). ptxas, CUDA 13.0: no spills on sm_75 to
 // sm_90 and sm_120; on sm_100 the 16-bit C = 2 build spills 4-8 bytes at 32
