@@ -8,7 +8,17 @@ median wall time of `--reps` calls after warm-up, GB/s over the fewest bytes
 that must move (each input read once, each output written once), the same for
 a plain tensor copy that moves as many bytes (timed in the same turns, so the
 machine's load at that moment applies to both), and the speed ratio against
-eager and torch.compile (> 1: fusedops is faster). Backward rows time
+eager and torch.compile (> 1: fusedops is faster).
+
+Two copies are timed. `copy` writes into a buffer allocated once: the memory
+ceiling. `fresh copy` allocates its destination on every call, as an
+out-of-place op must, and marks it for 2 MiB pages as fusedops marks its
+outputs (FUSEDOPS_CPU_HUGE_PAGES): once an output is too large for the C
+allocator to reuse a freed block, every call writes pages the kernel has to
+zero first, and `fresh copy` pays that as the op does. It writes half the bytes
+(the rms_norm and fused-add forwards write as much as they read; silu_and_mul
+and the backwards write less, so for them it pays for more fresh pages than
+the op). Backward rows time
 `torch.autograd.grad` through each implementation, as bench.py does on the GPU.
 
 Writes one CSV per run (default: benchmarks/csv/cpu-<UTC time>-<git sha>.csv)
@@ -21,8 +31,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import ctypes
 import datetime
 import importlib.util
+import os
 import platform
 import statistics
 import subprocess
@@ -81,6 +93,42 @@ def copy_timer(nbytes: int) -> Callable[[], object]:
     return lambda: dst.copy_(src)
 
 
+HUGE_PAGE = 1 << 21
+MADV_HUGEPAGE = 14  # <sys/mman.h> on Linux
+
+
+def _huge_page_advice() -> Callable[[torch.Tensor], None]:
+    """What the CPU kernels do to a fresh output (csrc/kernels/cpu/huge_pages.cpp):
+    madvise(MADV_HUGEPAGE) over its whole 2 MiB pages; nothing where that is off."""
+    flag = os.environ.get("FUSEDOPS_CPU_HUGE_PAGES", "").strip().lower()
+    if sys.platform != "linux" or flag in ("0", "false", "no", "off"):
+        return lambda t: None
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+    def advise(t: torch.Tensor) -> None:
+        begin = t.data_ptr()
+        first = -(-begin // HUGE_PAGE) * HUGE_PAGE
+        last = (begin + t.numel() * t.element_size()) // HUGE_PAGE * HUGE_PAGE
+        if last > first:
+            libc.madvise(first, last - first, MADV_HUGEPAGE)
+
+    return advise
+
+
+def fresh_copy_timer(nbytes: int) -> Callable[[], object]:
+    """copy_timer into a destination allocated (and advised) on every call."""
+    src = torch.ones(nbytes // 2, dtype=torch.uint8)
+    advise = _huge_page_advice()
+
+    def run() -> torch.Tensor:
+        dst = torch.empty_like(src)
+        advise(dst)
+        return dst.copy_(src)
+
+    return run
+
+
 allow_many_graphs()
 compiled_rms_norm = torch.compile(manual_rms_norm, dynamic=False)
 compiled_add_rms_norm = torch.compile(manual_add_rms_norm, dynamic=False)
@@ -97,9 +145,11 @@ class Row:
     eager_ms: float
     compile_ms: float
     copy_ms: float
+    fresh_copy_ms: float
     gbps: float
     copy_gbps: float
     pct_copy: float
+    pct_fresh_copy: float
     vs_eager: float
     vs_compile: float
 
@@ -112,7 +162,8 @@ def grad_timer(fn: Callable, inputs: list[torch.Tensor], grads: list[torch.Tenso
 
 
 def measure(op, direction, dtype, shape, nbytes, impls, reps) -> Row:
-    ms = bench_many({**impls, "copy": copy_timer(nbytes)}, reps)
+    copies = {"copy": copy_timer(nbytes), "fresh_copy": fresh_copy_timer(nbytes)}
+    ms = bench_many({**impls, **copies}, reps)
     gbps = nbytes / ms["fusedops"] / 1e6
     return Row(
         op,
@@ -123,9 +174,11 @@ def measure(op, direction, dtype, shape, nbytes, impls, reps) -> Row:
         ms["eager"],
         ms["compile"],
         ms["copy"],
+        ms["fresh_copy"],
         gbps,
         nbytes / ms["copy"] / 1e6,
         100 * ms["copy"] / ms["fusedops"],
+        100 * ms["fresh_copy"] / ms["fusedops"],
         ms["eager"] / ms["fusedops"],
         ms["compile"] / ms["fusedops"],
     )
@@ -216,13 +269,14 @@ def git_sha() -> str:
 def render(rows: list[Row]) -> str:
     lines = [
         "| op | dir | dtype | shape | fusedops ms | eager ms | compile ms | GB/s | copy GB/s "
-        "| % copy | x eager | x compile |",
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| % copy | % fresh copy | x eager | x compile |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
             f"| {r.op} | {r.direction} | {r.dtype} | {r.shape} | {r.fusedops_ms:.2f} | "
             f"{r.eager_ms:.2f} | {r.compile_ms:.2f} | {r.gbps:.1f} | {r.copy_gbps:.1f} | {r.pct_copy:.0f} | "
+            f"{r.pct_fresh_copy:.0f} | "
             f"{r.vs_eager:.2f} | {r.vs_compile:.2f} |"
         )
     return "\n".join(lines)

@@ -6,7 +6,8 @@ One figure per op (rms_norm, fused_add_rms_norm, silu_and_mul), a row of panels
 per direction and a column per dtype; the x axis is the benchmarked shape, the y axis GB/s over
 the fewest bytes that must move (the CSV's own byte count); one line per
 implementation (fusedops, eager, torch.compile) and the copy of as many bytes,
-timed in the same turns, as the dashed ceiling. cpu_bench.py calls `plot` on
+timed in the same turns, as the dashed ceiling; dotted, the same copy into an
+output allocated on every call (the ceiling of an out-of-place op, cpu_bench.py). cpu_bench.py calls `plot` on
 the CSV it has just written; this entry point redraws an old one.
 """
 
@@ -25,6 +26,8 @@ IMPLS = {  # CSV column -> legend and style
     "compile_ms": ("torch.compile", dict(color="tab:orange", marker="s")),
     "eager_ms": ("eager", dict(color="tab:green", marker="^")),
     "copy_ms": ("copy (ceiling)", dict(color="black", linestyle="--", marker="_")),
+    # Older CSVs have no fresh copy: its line is left out there.
+    "fresh_copy_ms": ("copy to a fresh output", dict(color="gray", linestyle=":", marker="_")),
 }
 
 
@@ -67,6 +70,8 @@ def plot(rows: list[dict[str, str]], out_dir: Path, prefix: str) -> list[Path]:
             # The CSV's GB/s is fusedops's: bytes = GB/s * ms * 1e6, the same for every impl.
             nbytes = [float(r["gbps"]) * float(r["fusedops_ms"]) * 1e6 for r in panel]
             for column, (name, style) in IMPLS.items():
+                if column not in panel[0]:
+                    continue
                 gbps = [b / float(r[column]) / 1e6 for b, r in zip(nbytes, panel, strict=True)]
                 ax.plot(range(len(panel)), gbps, label=name, **style)
             ax.set_xticks(range(len(panel)), shapes, rotation=30, ha="right", fontsize=7)

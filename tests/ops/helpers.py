@@ -73,3 +73,14 @@ def strided_views(x: torch.Tensor) -> dict[str, torch.Tensor]:
         "transposed": transposed,
         "row_padding": padded_rows[..., : x.shape[-1]],
     }
+
+
+# The x side of the sums: zero (x + (-x) and -0 + -0), a power of two (sums
+# just below it round on a finer grid), values with a full significand, the
+# smallest normal, a subnormal and the largest finite value (sums past it
+# overflow), each of both signs.
+def rounding_addends(dtype: torch.dtype) -> list[float]:
+    info = torch.finfo(dtype)
+    values = [0.0, 1.0, 1.5, 3.0 * 2.0**-7, 2.0**-5 * 1.9921875, info.tiny, info.tiny / 4]
+    values.append(info.max)
+    return values + [-v for v in values]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from helpers import assert_close, randn, ref_rms_norm
+from helpers import assert_close, randn, ref_rms_norm, rounding_addends
 
 import fusedops
 
@@ -96,17 +96,6 @@ def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) 
         torch.testing.assert_close(out[0], batch_out[k], rtol=0, atol=0)
 
 
-# The x side of the sums: zero (x + (-x) and -0 + -0), a power of two (sums
-# just below it round on a finer grid), values with a full significand, the
-# smallest normal, a subnormal and the largest finite value (sums past it
-# overflow), each of both signs.
-def _addends(dtype: torch.dtype) -> list[float]:
-    info = torch.finfo(dtype)
-    values = [0.0, 1.0, 1.5, 3.0 * 2.0**-7, 2.0**-5 * 1.9921875, info.tiny, info.tiny / 4]
-    values.append(info.max)
-    return values + [-v for v in values]
-
-
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("build", ["latency", "occupancy"])
 @pytest.mark.parametrize("hidden", [2048, 4096])  # 1 and 2 vectors per thread
@@ -123,7 +112,7 @@ def test_fused_add_residual_is_torchs_sum_for_every_bit_pattern(
     r[: finite.numel()] = finite
     r = r.view(-1, hidden).cuda()  # 16 or 32 rows
     w = torch.ones(hidden, dtype=dtype, device="cuda")
-    xs = [torch.full_like(r, v) for v in _addends(dtype)]
+    xs = [torch.full_like(r, v) for v in rounding_addends(dtype)]
     if build == "latency":  # one x value a call: at most one row per SM
         if r.shape[0] >= more_rows_than_sms():
             pytest.skip(f"{r.shape[0]} rows are more than this GPU's SMs")

@@ -22,6 +22,9 @@ struct VecOps {
   static constexpr int64_t kLanes = kFloatLanes;
   static V load(const T* p) { return load_floats(p); }
   static void store(T* p, V v) { store_floats(p, v); }
+  // 2 * kLanes elements in an order only load2 and store2 know (simd.h).
+  static Pair<V> load2(const T* p) { return load_pair(p); }
+  static void store2(T* p, Pair<V> v) { store_pair(p, v); }
 };
 template <>
 struct VecOps<double> {
@@ -30,6 +33,11 @@ struct VecOps<double> {
   static constexpr int64_t kLanes = kDoubleLanes;
   static V load(const double* p) { return load_doubles(p); }
   static void store(double* p, V v) { store_doubles(p, v); }
+  static Pair<V> load2(const double* p) { return {load(p), load(p + kLanes)}; }
+  static void store2(double* p, Pair<V> v) {
+    store(p, v.v0);
+    store(p + kLanes, v.v1);
+  }
 };
 
 constexpr int64_t kBlock = 1024;  // elements per float partial sum (16-128 per lane)
@@ -46,12 +54,11 @@ double sum_squares(const T* x, int64_t n) {
     const int64_t e = b + kBlock < n_main ? b + kBlock : n_main;
     V a0{}, a1{}, a2{}, a3{};
     for (int64_t i = b; i < e; i += kStep) {
-      const V v0 = O::load(x + i), v1 = O::load(x + i + O::kLanes);
-      const V v2 = O::load(x + i + 2 * O::kLanes), v3 = O::load(x + i + 3 * O::kLanes);
-      a0 += v0 * v0;
-      a1 += v1 * v1;
-      a2 += v2 * v2;
-      a3 += v3 * v3;
+      const Pair<V> p0 = O::load2(x + i), p1 = O::load2(x + i + 2 * O::kLanes);
+      a0 += p0.v0 * p0.v0;
+      a1 += p0.v1 * p0.v1;
+      a2 += p1.v0 * p1.v0;
+      a3 += p1.v1 * p1.v1;
     }
     total += hsum((a0 + a1) + (a2 + a3));
   }
@@ -73,12 +80,17 @@ void scale_row(T* out, const T* x, const T* w, int64_t n, typename VecOps<T>::Ac
   using O = VecOps<T>;
   using V = typename O::V;
   using Acc = typename O::Acc;
-  const int64_t n_main = n / O::kLanes * O::kLanes;
+  constexpr int64_t L = O::kLanes;
   const V r = V{} + rstd;
-  for (int64_t i = 0; i < n_main; i += O::kLanes) {
+  int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    const Pair<V> xv = O::load2(x + i), wv = O::load2(w + i);
+    O::store2(out + i, {xv.v0 * r * wv.v0, xv.v1 * r * wv.v1});
+  }
+  for (; i + L <= n; i += L) {
     O::store(out + i, O::load(x + i) * r * O::load(w + i));
   }
-  for (int64_t i = n_main; i < n; ++i) {
+  for (; i < n; ++i) {
     out[i] = Store<T>::from(load<Acc>(x[i]) * rstd * load<Acc>(w[i]));
   }
 }
@@ -111,12 +123,12 @@ double add_rows_sum_squares(T* s, const T* x, const T* res, int64_t n) {
     V a0{}, a1{};
     int64_t i = b;
     for (; i + 2 * O::kLanes <= e; i += 2 * O::kLanes) {
-      O::store(s + i, O::load(x + i) + O::load(res + i));
-      O::store(s + i + O::kLanes, O::load(x + i + O::kLanes) + O::load(res + i + O::kLanes));
+      const Pair<V> xv = O::load2(x + i), rv = O::load2(res + i);
+      O::store2(s + i, {xv.v0 + rv.v0, xv.v1 + rv.v1});
       // Re-read the stored (rounded) values: the store just forwarded them.
-      const V v0 = O::load(s + i), v1 = O::load(s + i + O::kLanes);
-      a0 += v0 * v0;
-      a1 += v1 * v1;
+      const Pair<V> sv = O::load2(s + i);
+      a0 += sv.v0 * sv.v0;
+      a1 += sv.v1 * sv.v1;
     }
     for (; i < e; i += O::kLanes) {
       O::store(s + i, O::load(x + i) + O::load(res + i));
@@ -181,11 +193,11 @@ void rms_norm_backward_rows(void* gx_v, void* dw_v, const void* dy_v, const void
       V s0{}, s1{}, p0{}, p1{};
       int64_t i = b;
       for (; i + 2 * L <= e; i += 2 * L) {
-        const V x0 = O::load(xr + i), x1 = O::load(xr + i + L);
-        s0 += x0 * x0;
-        s1 += x1 * x1;
-        p0 += O::load(w + i) * O::load(dyr + i) * x0;
-        p1 += O::load(w + i + L) * O::load(dyr + i + L) * x1;
+        const Pair<V> xv = O::load2(xr + i), wv = O::load2(w + i), dyv = O::load2(dyr + i);
+        s0 += xv.v0 * xv.v0;
+        s1 += xv.v1 * xv.v1;
+        p0 += wv.v0 * dyv.v0 * xv.v0;
+        p1 += wv.v1 * dyv.v1 * xv.v1;
       }
       for (; i < e; i += L) {
         const V x0 = O::load(xr + i);
@@ -232,6 +244,15 @@ Acc sigmoid_scalar(Acc a) {
   return Acc(1) / (Acc(1) + std::exp(-a));
 }
 
+// silu(a) * b = a * b / (1 + exp(-a)), kFloatLanes at a time.
+__attribute__((always_inline)) inline vf silu_mul(vf a, vf b) { return a * b / (1.0f + vexp(-a)); }
+
+// The gradients {d/da, d/db} of silu(a) * b for an upstream gradient g.
+__attribute__((always_inline)) inline vf2 silu_mul_grad(vf a, vf b, vf g) {
+  const vf s = 1.0f / (1.0f + vexp(-a));
+  return {g * b * s * (1.0f + a * (1.0f - s)), g * a * s};
+}
+
 template <typename T>
 void silu_and_mul_rows(void* out_v, const void* x_v, int64_t begin, int64_t end, int64_t d,
                        int64_t c0, int64_t c1) {
@@ -246,9 +267,12 @@ void silu_and_mul_rows(void* out_v, const void* x_v, int64_t begin, int64_t end,
     int64_t i = c0;
     if constexpr (!std::is_same_v<T, double>) {
       // float64 keeps libm's exp (the vector exp is float-accurate only).
+      for (; i + 2 * O::kLanes <= c1; i += 2 * O::kLanes) {
+        const vf2 a = O::load2(xa + i), b = O::load2(xb + i);
+        O::store2(o + i, {silu_mul(a.v0, b.v0), silu_mul(a.v1, b.v1)});
+      }
       for (; i + O::kLanes <= c1; i += O::kLanes) {
-        const vf a = O::load(xa + i);
-        O::store(o + i, a * O::load(xb + i) / (1.0f + vexp(-a)));
+        O::store(o + i, silu_mul(O::load(xa + i), O::load(xb + i)));
       }
     }
     for (; i < c1; ++i) {
@@ -275,11 +299,16 @@ void silu_and_mul_backward_rows(void* gx_v, const void* dy_v, const void* x_v, i
     T* gb = ga + d;
     int64_t i = c0;
     if constexpr (!std::is_same_v<T, double>) {
+      for (; i + 2 * O::kLanes <= c1; i += 2 * O::kLanes) {
+        const vf2 a = O::load2(xa + i), b = O::load2(xb + i), g = O::load2(dy + i);
+        const vf2 d0 = silu_mul_grad(a.v0, b.v0, g.v0), d1 = silu_mul_grad(a.v1, b.v1, g.v1);
+        O::store2(ga + i, {d0.v0, d1.v0});
+        O::store2(gb + i, {d0.v1, d1.v1});
+      }
       for (; i + O::kLanes <= c1; i += O::kLanes) {
-        const vf a = O::load(xa + i), b = O::load(xb + i), g = O::load(dy + i);
-        const vf s = 1.0f / (1.0f + vexp(-a));
-        O::store(ga + i, g * b * s * (1.0f + a * (1.0f - s)));
-        O::store(gb + i, g * a * s);
+        const vf2 d = silu_mul_grad(O::load(xa + i), O::load(xb + i), O::load(dy + i));
+        O::store(ga + i, d.v0);
+        O::store(gb + i, d.v1);
       }
     }
     for (; i < c1; ++i) {
