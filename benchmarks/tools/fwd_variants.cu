@@ -12,7 +12,10 @@
 // warps' sums and adds them as a halving tree: no shuffles, no branches);
 // 128 weight loads issued after the thread's own sum of squares; 256 one row
 // per block (no row loop: the grid here is always `rows` blocks); 512 the sum
-// of squares as the wheel's multiply-add pairs tree (with 8).
+// of squares as the wheel's multiply-add pairs tree (with 8). Added in v10:
+// 1024 the warp count as a compile-time constant (block sizes of 1-32 whole
+// warps, a power of two): the row stride, the second level's zero padding
+// and its shuffle rounds are fixed, with no branch per round.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -86,9 +89,20 @@ __device__ __forceinline__ float read_all(const float* s, int nw) {
   return t[0];
 }
 
-template <bool kShort, bool kUnrolled, bool kReadAll = false>
+// NW > 0: the block's warp count, known at compile time.
+template <bool kShort, bool kUnrolled, bool kReadAll = false, int NW = 0>
 __device__ __forceinline__ float block_sum(float v, float (*scratch)[32], int parity) {
   v = warp_sum(v);
+  if constexpr (NW == 1) return v;
+  if constexpr (NW > 1) {
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
+    __syncthreads();
+    float t = scratch[parity][lane & (NW - 1)];  // every lane holds a warp's sum
+#pragma unroll
+    for (int o = NW / 2; o > 0; o >>= 1) t += __shfl_xor_sync(0xffffffffu, t, o);
+    return t;
+  }
   const int nw = static_cast<int>(blockDim.x) >> 5;
   if (nw == 1) return v;
   const int lane = threadIdx.x & 31;
@@ -125,7 +139,7 @@ __device__ __forceinline__ float block_sum(float v, float (*scratch)[32], int pa
   }
 }
 
-template <typename T, int C, int MaxT, int kFlags>
+template <typename T, int C, int MaxT, int kFlags, int NW = 0>
 __global__ void __launch_bounds__(MaxT)
     fwd(T* __restrict__ out, const T* __restrict__ x, const T* __restrict__ weight, int64_t rows,
         int hidden, float eps, float inv_hidden) {
@@ -134,6 +148,7 @@ __global__ void __launch_bounds__(MaxT)
   constexpr bool kReadAll = kFlags & 64, kLateW = kFlags & 128, kOneRow = kFlags & 256;
   constexpr bool kPairs = kFlags & 512;
   constexpr int V = 16 / sizeof(T);
+  const int stride = NW > 0 ? NW * 32 : static_cast<int>(blockDim.x);
   using VecT = Vec<T, V>;
   __shared__ __align__(16) float scratch[2][32];
   const int nvec = hidden / V;
@@ -149,7 +164,7 @@ __global__ void __launch_bounds__(MaxT)
     VecT xv[C], wv[C];
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      const int i = threadIdx.x + c * blockDim.x;
+      const int i = threadIdx.x + c * stride;
       if (i < nvec) {
         xv[c] = ld<kPlain>(xr + i);
         if constexpr (!kLateW) wv[c] = ld<kPlain>(w + i);
@@ -163,7 +178,7 @@ __global__ void __launch_bounds__(MaxT)
       float part[C];
 #pragma unroll
       for (int c = 0; c < C; ++c) {
-        const int i = threadIdx.x + c * blockDim.x;
+        const int i = threadIdx.x + c * stride;
         constexpr int kLeaves = kPairs ? V / 2 : V;
         float q[kLeaves];
 #pragma unroll
@@ -191,7 +206,7 @@ __global__ void __launch_bounds__(MaxT)
     } else {
 #pragma unroll
       for (int c = 0; c < C; ++c) {
-        const int i = threadIdx.x + c * blockDim.x;
+        const int i = threadIdx.x + c * stride;
         if (i < nvec) {
 #pragma unroll
           for (int k = 0; k < V; ++k) {
@@ -204,17 +219,17 @@ __global__ void __launch_bounds__(MaxT)
     if constexpr (kLateW) {
 #pragma unroll
       for (int c = 0; c < C; ++c) {
-        const int i = threadIdx.x + c * blockDim.x;
+        const int i = threadIdx.x + c * stride;
         if (i < nvec) wv[c] = ld<kPlain>(w + i);
       }
     }
-    s = block_sum<kShort, kUnrolled, kReadAll>(s, scratch, parity);
+    s = block_sum<kShort, kUnrolled, kReadAll, NW>(s, scratch, parity);
     const float rstd =
         kInvH ? rsqrtf(fmaf(s, inv_hidden, eps)) : rsqrtf(s / static_cast<float>(hidden) + eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      const int i = threadIdx.x + c * blockDim.x;
+      const int i = threadIdx.x + c * stride;
       if (i < nvec) {
         keep_packed(xv[c]);
         keep_packed(wv[c]);
@@ -230,10 +245,10 @@ __global__ void __launch_bounds__(MaxT)
   } while (row < rows);
 }
 
-template <typename T, int C, int MaxT, int F>
-int go(int threads, void* out, const void* x, const void* w, long rows, int hidden, float eps,
-       cudaStream_t stream) {
-  auto k = fwd<T, C, MaxT, F>;
+template <typename T, int C, int MaxT, int F, int NW = 0>
+int go_nw(int threads, void* out, const void* x, const void* w, long rows, int hidden, float eps,
+          cudaStream_t stream) {
+  auto k = fwd<T, C, MaxT, F, NW>;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(rows));
   cfg.blockDim = dim3(threads);
@@ -247,6 +262,31 @@ int go(int threads, void* out, const void* x, const void* w, long rows, int hidd
                                      static_cast<const T*>(w), static_cast<int64_t>(rows), hidden,
                                      eps, static_cast<float>(1.0 / hidden));
   return static_cast<int>(e);
+}
+
+// Flag 1024 instantiates the kernel for the block's warp count.
+template <typename T, int C, int MaxT, int F>
+int go(int threads, void* out, const void* x, const void* w, long rows, int hidden, float eps,
+       cudaStream_t stream) {
+  if constexpr ((F & 1024) != 0) {
+    switch (threads) {
+      case 32:
+        return go_nw<T, C, MaxT, F, 1>(threads, out, x, w, rows, hidden, eps, stream);
+      case 64:
+        return go_nw<T, C, MaxT, F, 2>(threads, out, x, w, rows, hidden, eps, stream);
+      case 128:
+        return go_nw<T, C, MaxT, F, 4>(threads, out, x, w, rows, hidden, eps, stream);
+      case 256:
+        return go_nw<T, C, MaxT, F, 8>(threads, out, x, w, rows, hidden, eps, stream);
+      case 512:
+        return go_nw<T, C, MaxT, F, 16>(threads, out, x, w, rows, hidden, eps, stream);
+      case 1024:
+        if constexpr (MaxT >= 1024)
+          return go_nw<T, C, MaxT, F, 32>(threads, out, x, w, rows, hidden, eps, stream);
+    }
+    return -4;  // not a power-of-two warp count
+  }
+  return go_nw<T, C, MaxT, F>(threads, out, x, w, rows, hidden, eps, stream);
 }
 
 template <typename T, int MaxT, int F>
@@ -270,7 +310,8 @@ int by_c(int c, int threads, void* out, const void* x, const void* w, long rows,
 // add to it read-all (64), late weight (128), one row (256) as named there.
 template <int... Flags>
 struct FlagList {};
-using BuiltFlags = FlagList<0, 1, 2, 3, 4, 7, 8, 16, 32, 56, 60, 568, 632, 696, 824, 888, 1016>;
+using BuiltFlags =
+    FlagList<0, 1, 2, 3, 4, 7, 8, 16, 32, 56, 60, 568, 632, 696, 824, 888, 1016, 1592, 1720>;
 
 template <typename T, int MaxT, int... Flags>
 int by_flags_in(FlagList<Flags...>, int flags, int c, int threads, void* out, const void* x,
@@ -288,7 +329,8 @@ int by_flags(int flags, int c, int threads, void* out, const void* x, const void
   return by_flags_in<T, MaxT>(BuiltFlags{}, flags, c, threads, out, x, w, rows, hidden, eps, s);
 }
 
-// plan 0: fusedops's (C = 1 up to 256 vectors, else 2, doubled past 1024 threads);
+// plan 0: fusedops's (C = 1 up to 256 vectors, else 2, float32 from 1024 vectors 4,
+// doubled past 1024 threads);
 // plan 1: Liger's (warps 4/8/16/32 by next_pow2(hidden), C = vectors / threads).
 template <typename T>
 int launch_t(int flags, int plan, void* out, const void* x, const void* w, long rows, int hidden,
@@ -296,6 +338,7 @@ int launch_t(int flags, int plan, void* out, const void* x, const void* w, long 
   const int nvec = hidden / (16 / sizeof(T));
   if (plan == 0) {
     int c = nvec <= 256 ? 1 : 2;
+    if (sizeof(T) == 4 && nvec >= 1024) c = 4;  // the wheel's v8 float32 rule
     while (nvec > c * 1024) c *= 2;
     const int threads = ((nvec + c - 1) / c + 31) / 32 * 32;
     return by_flags<T, 1024>(flags, c, threads, out, x, w, rows, hidden, eps, s);

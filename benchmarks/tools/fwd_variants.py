@@ -35,7 +35,7 @@ DTYPE_CODE = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 # 8 tree sum, 16 mean by 1/hidden, 32 short 2nd level (unrolled); plan 1: Liger's.
 # After v8 (NOTES.md, v9): 512 the wheel's pairs tree (568 is the wheel's v8
 # rms_norm), 64 second level read whole from shared memory, 128 late weight
-# loads, 256 one row per block.
+# loads, 256 one row per block. v10: 1024 the warp count at compile time.
 VARIANTS = {
     "v0": (0, 0),
     "plain": (1, 0),
@@ -52,6 +52,8 @@ VARIANTS = {
     "v8+onerow": (824, 0),
     "v8+readall+onerow": (888, 0),
     "v8+readall+latew+onerow": (1016, 0),
+    "v8+nw": (1592, 0),
+    "v8+nw+latew": (1720, 0),
 }
 
 
