@@ -432,9 +432,27 @@ constexpr int64_t kFloatFourVecMin = 1024;
 // Block sum with one barrier: partial sums alternate between two scratch rows
 // (`parity`), so a row's writes never meet the previous row's reads (those
 // finished before every thread reached the barrier in between).
-template <bool kShortSecondLevel, typename A>
+// kWarps > 0 is the block's warp count, a power of two known at compile time
+// (kernel_warps): each lane reads warp (lane mod kWarps)'s sum and log2(kWarps)
+// shuffle rounds follow, with no branch and no zero padding. The rounds are
+// those of the short second level below for the same count, so the result is
+// the same bits.
+template <bool kShortSecondLevel, int kWarps, typename A>
 __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int parity) {
   v = warp_sum(v);
+  if constexpr (kWarps > 0) {
+    static_assert((kWarps & (kWarps - 1)) == 0 && kWarps <= 32, "a power of two up to 32");
+    if constexpr (kWarps == 1) return v;
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
+    __syncthreads();
+    A t = scratch[parity][lane & (kWarps - 1)];
+#pragma unroll
+    for (int offset = kWarps / 2; offset > 0; offset >>= 1) {
+      t += __shfl_xor_sync(0xffffffffu, t, offset);
+    }
+    return t;
+  }
   const int num_warps = static_cast<int>(blockDim.x) >> 5;  // blockDim.x % 32 == 0
   if (num_warps == 1) return v;
   const int lane = threadIdx.x & 31;
@@ -476,13 +494,13 @@ __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int pa
 // Every launch plan of an op, dtype and hidden size adds in the same order, so
 // a row's result does not depend on how many rows are in the batch.
 template <bool kPairs, typename A, typename VecT, int C>
-__device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec) {
+__device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec, int stride) {
   constexpr int V = sizeof(VecT::v) / sizeof(VecT::v[0]);
   constexpr int kLeaves = kPairs ? V / 2 : V;
   A part[C];
 #pragma unroll
   for (int c = 0; c < C; ++c) {
-    const bool in_row = static_cast<int>(threadIdx.x + c * blockDim.x) < nvec;
+    const bool in_row = static_cast<int>(threadIdx.x) + c * stride < nvec;
     A q[kLeaves];
 #pragma unroll
     for (int k = 0; k < kLeaves; ++k) {
@@ -580,7 +598,9 @@ constexpr int single_pass_min_blocks() {
 
 // The grid is min(rows, 2^30) blocks, so every block has a first row: the
 // loop tests the bound only after it, and the first loads do not wait for it.
-template <typename T, int C, bool kAdd, bool kFewRows>
+// kWarps: the block's warp count when it is fixed at compile time (see
+// kernel_warps), else 0 (read from blockDim).
+template <typename T, int C, bool kAdd, bool kFewRows, int kWarps>
 __global__ void __launch_bounds__(kSinglePassMaxThreads,
                                   single_pass_min_blocks<T, C, kAdd, kFewRows>())
     rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
@@ -596,6 +616,7 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
   constexpr bool kEarlyWeight = !(kAdd && C == 4);
   __shared__ A scratch[2][32];
   const int nvec = hidden / V;
+  const int stride = kWarps > 0 ? kWarps * 32 : static_cast<int>(blockDim.x);
   const VecT* w = reinterpret_cast<const VecT*>(weight);
   int parity = 0;
   int64_t row = blockIdx.x;
@@ -605,7 +626,7 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
     VecT xv[C], rv[C], wv[C];
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      const int i = threadIdx.x + c * blockDim.x;
+      const int i = threadIdx.x + c * stride;
       if (i < nvec) {
         xv[c] = xr[i];
         if constexpr (kAdd) rv[c] = reinterpret_cast<const VecT*>(residual + offset)[i];
@@ -615,7 +636,7 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
     if constexpr (kAdd) {
 #pragma unroll
       for (int c = 0; c < C; ++c) {
-        const int i = threadIdx.x + c * blockDim.x;
+        const int i = threadIdx.x + c * stride;
         if (i < nvec) {
           // residual_out is rounded to the dtype, and the norm is of that value.
           add_rounded(xv[c], rv[c]);
@@ -624,13 +645,13 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
         }
       }
     }
-    A sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A>(xv, nvec);
-    sum_sq = block_sum_one_barrier<kFewRows>(sum_sq, scratch, parity);
+    A sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A>(xv, nvec, stride);
+    sum_sq = block_sum_one_barrier<kFewRows, kWarps>(sum_sq, scratch, parity);
     const A rstd = inv_rms(sum_sq, inv_hidden, eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      const int i = threadIdx.x + c * blockDim.x;
+      const int i = threadIdx.x + c * stride;
       if (i < nvec) {
         keep_packed(xv[c]);
         if constexpr (kEarlyWeight) {
@@ -664,6 +685,32 @@ bool single_pass_fits(int64_t nvec, bool add) {
   return nvec <= int64_t{single_pass_max_c<T>(add)} * kSinglePassMaxThreads;
 }
 
+// The 16-bit kernels are also built for blocks of 4, 8, 16 and 32 warps (the
+// blocks of hidden sizes that are powers of two, 1024-32768) with the warp
+// count fixed at compile time: the row stride is a constant and the second
+// reduction level has no branch per round (the harness's bf16 C = 2 kernel:
+// 288 -> 256 SASS instructions). H100, tools/fwd_variants (NOTES.md, v10):
+// 16-bit rms_norm at 1-1024 rows faster at nearly every shape; float32 was
+// slower at some, so it keeps the runtime count, as do other block sizes.
+template <typename T, int C, bool kAdd, bool kFewRows, typename Go>
+void launch_with_warps(int threads, const Go& go) {
+  if constexpr (sizeof(T) == 2) {
+    switch (threads) {
+      case 128:
+        return go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 4>);
+      case 256:
+        return go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 8>);
+      case 512:
+        return go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 16>);
+      case 1024:
+        return go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 32>);
+      default:
+        break;
+    }
+  }
+  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0>);
+}
+
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
 // doubled while the row would need more than 1024 threads; the caller checked
 // single_pass_fits.
@@ -686,19 +733,19 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
   auto pick = [&](auto few_rows) {
     constexpr bool kFew = decltype(few_rows)::value;
     if (residual != nullptr) {
-      if (c == 1) return go(rms_norm_fwd_single_pass_kernel<T, 1, true, kFew>);
+      if (c == 1) return launch_with_warps<T, 1, true, kFew>(threads, go);
       if constexpr (single_pass_max_c<T>(true) == 4) {
-        if (c == 4) return go(rms_norm_fwd_single_pass_kernel<T, 4, true, kFew>);
+        if (c == 4) return launch_with_warps<T, 4, true, kFew>(threads, go);
       }
-      return go(rms_norm_fwd_single_pass_kernel<T, 2, true, kFew>);  // c == 2: single_pass_fits
+      return launch_with_warps<T, 2, true, kFew>(threads, go);  // c == 2: single_pass_fits
     }
     switch (c) {
       case 1:
-        return go(rms_norm_fwd_single_pass_kernel<T, 1, false, kFew>);
+        return launch_with_warps<T, 1, false, kFew>(threads, go);
       case 2:
-        return go(rms_norm_fwd_single_pass_kernel<T, 2, false, kFew>);
+        return launch_with_warps<T, 2, false, kFew>(threads, go);
       default:
-        return go(rms_norm_fwd_single_pass_kernel<T, 4, false, kFew>);
+        return launch_with_warps<T, 4, false, kFew>(threads, go);
     }
   };
   // At most one block per SM: the latency build (see single_pass_min_blocks).
