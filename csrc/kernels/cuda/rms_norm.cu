@@ -689,13 +689,21 @@ bool single_pass_fits(int64_t nvec, bool add) {
 // blocks of hidden sizes that are powers of two, 1024-32768) with the warp
 // count fixed at compile time: the row stride is a constant and the second
 // reduction level has no branch per round (the harness's bf16 C = 2 kernel:
-// 288 -> 256 SASS instructions). H100, tools/fwd_variants (NOTES.md, v10):
-// 16-bit rms_norm at 1-1024 rows faster at nearly every shape; float32 was
-// slower at some, so it keeps the runtime count, as do other block sizes.
+// 288 -> 256 SASS instructions). Measured on an H100 as wheels, 1-1024 rows
+// (NOTES.md, v10): 16-bit rms_norm 1.2-7.9% faster at 31 of 32 shapes (bf16
+// 128x16384 1.1% slower); the fused
+// add faster at hidden 2048 and 16384 but 1-4.5% slower at 1-16 rows of 4096
+// and 8192 (C = 2 with 8 or 16 warps), which keep the runtime count, as do
+// float32 (slower at some shapes in the harness) and other block sizes.
+template <bool kAdd, int C>
+constexpr bool fixed_warps_pay(int warps) {
+  return !(kAdd && C == 2 && (warps == 8 || warps == 16));
+}
+
 template <typename T, int C, bool kAdd, bool kFewRows, typename Go>
 void launch_with_warps(int threads, const Go& go) {
   if constexpr (sizeof(T) == 2) {
-    switch (threads) {
+    switch (fixed_warps_pay<kAdd, C>(threads / 32) ? threads : 0) {
       case 128:
         return go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 4>);
       case 256:
