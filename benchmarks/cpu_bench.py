@@ -37,7 +37,6 @@ import importlib.util
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -45,6 +44,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
+from provenance import measured_commit
 from references import (
     EPS,
     allow_many_graphs,
@@ -251,21 +251,6 @@ def bench_silu_and_mul(d, dtype, reps) -> list[Row]:
     ]
 
 
-def git_sha() -> str:
-    """The commit the installed fusedops was built from (its BUILD_INFO), else this checkout's."""
-    try:
-        from fusedops._build_info import BUILD_INFO
-
-        if BUILD_INFO.get("git_sha"):
-            return str(BUILD_INFO["git_sha"])[:7]
-    except ImportError:
-        pass
-    out = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
-    )
-    return out.stdout.strip() if out.returncode == 0 else "unknown"
-
-
 def render(rows: list[Row]) -> str:
     lines = [
         "| op | dir | dtype | shape | fusedops ms | eager ms | compile ms | GB/s | copy GB/s "
@@ -307,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     silu_d = (4096,) if args.quick else SILU_D
 
     stamp = datetime.datetime.now(datetime.timezone.utc)
-    sha = git_sha()
+    sha = measured_commit()
     print(
         f"CPU: {platform.processor() or platform.machine()} | threads {torch.get_num_threads()} | "
         f"torch {torch.__version__} | fusedops {fusedops.__version__} | git {sha} | "

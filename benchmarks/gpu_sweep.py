@@ -29,13 +29,11 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import os
-import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
+from provenance import measured_commit
 from references import EPS, allow_many_graphs, manual_add_rms_norm, manual_rms_norm
 
 ROWS = (1, 16, 128, 1024, 4096, 16384, 65536)
@@ -162,20 +160,6 @@ def sweep(args, meta: dict[str, str], writer) -> None:
                 torch.cuda.empty_cache()
 
 
-def git_commit() -> str:
-    """The commit benchmarked: FUSEDOPS_COMMIT where the tree was copied without .git."""
-    if os.environ.get("FUSEDOPS_COMMIT"):
-        return os.environ["FUSEDOPS_COMMIT"]
-    out = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=Path(__file__).resolve().parent,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return out.stdout.strip() if out.returncode == 0 else ""
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", required=True, help="write the rows here")
@@ -202,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         "label": args.label,
         "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__,
-        "commit": git_commit(),
+        "commit": measured_commit(),
         "date": datetime.date.today().isoformat(),
     }
     with open(args.csv, "w", newline="") as f:
