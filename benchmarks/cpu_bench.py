@@ -100,7 +100,7 @@ MADV_HUGEPAGE = 14  # <sys/mman.h> on Linux
 def _huge_page_advice() -> Callable[[torch.Tensor], None]:
     """What the CPU kernels do to a fresh output (csrc/kernels/cpu/huge_pages.cpp):
     madvise(MADV_HUGEPAGE) over its whole 2 MiB pages; nothing where that is off."""
-    flag = os.environ.get("FUSEDOPS_CPU_HUGE_PAGES", "").strip().lower()
+    flag = os.environ.get("FUSEDOPS_CPU_HUGE_PAGES", "").lower()  # as huge_pages.cpp reads it
     if sys.platform != "linux" or flag in ("0", "false", "no", "off"):
         return lambda t: None
     libc = ctypes.CDLL(None, use_errno=True)
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     silu_d = (4096,) if args.quick else SILU_D
 
     stamp = datetime.datetime.now(datetime.timezone.utc)
-    sha = measured_commit()
+    sha = measured_commit() or "unknown"
     print(
         f"CPU: {platform.processor() or platform.machine()} | threads {torch.get_num_threads()} | "
         f"torch {torch.__version__} | fusedops {fusedops.__version__} | git {sha} | "

@@ -25,11 +25,14 @@ def measured_commit() -> str:
             return str(BUILD_INFO["git_sha"])[:7]
     except ImportError:  # a source tree without a build: the checkout's commit
         pass
-    out = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=Path(__file__).resolve().parent,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except FileNotFoundError:  # no git on this machine
+        return ""
     return out.stdout.strip() if out.returncode == 0 else ""

@@ -14,8 +14,9 @@
 // per block (no row loop: the grid here is always `rows` blocks); 512 the sum
 // of squares as the wheel's multiply-add pairs tree (with 8). Added in v10:
 // 1024 the warp count as a compile-time constant (block sizes of 1-32 whole
-// warps, a power of two): the row stride, the second level's zero padding
-// and its shuffle rounds are fixed, with no branch per round.
+// warps, a power of two): the row stride and the second level's shuffle
+// rounds are fixed; each lane reads warp (lane mod warps)'s sum, so there is
+// no zero padding and no branch per round.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -284,7 +285,7 @@ int go(int threads, void* out, const void* x, const void* w, long rows, int hidd
         if constexpr (MaxT >= 1024)
           return go_nw<T, C, MaxT, F, 32>(threads, out, x, w, rows, hidden, eps, stream);
     }
-    return -4;  // not a power-of-two warp count
+    return -4;  // not a power-of-two warp count, or more threads than MaxT
   }
   return go_nw<T, C, MaxT, F>(threads, out, x, w, rows, hidden, eps, stream);
 }

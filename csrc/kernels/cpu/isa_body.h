@@ -20,21 +20,24 @@ struct VecOps {
   using V = vf;
   using Acc = float;
   static constexpr int64_t kLanes = kFloatLanes;
-  static V load(const T* p) { return load_floats(p); }
-  static void store(T* p, V v) { store_floats(p, v); }
+  // always_inline, as everything taking or returning a vector (simd.h).
+  __attribute__((always_inline)) static V load(const T* p) { return load_floats(p); }
+  __attribute__((always_inline)) static void store(T* p, V v) { store_floats(p, v); }
   // 2 * kLanes elements in an order only load2 and store2 know (simd.h).
-  static Pair<V> load2(const T* p) { return load_pair(p); }
-  static void store2(T* p, Pair<V> v) { store_pair(p, v); }
+  __attribute__((always_inline)) static Pair<V> load2(const T* p) { return load_pair(p); }
+  __attribute__((always_inline)) static void store2(T* p, Pair<V> v) { store_pair(p, v); }
 };
 template <>
 struct VecOps<double> {
   using V = vd;
   using Acc = double;
   static constexpr int64_t kLanes = kDoubleLanes;
-  static V load(const double* p) { return load_doubles(p); }
-  static void store(double* p, V v) { store_doubles(p, v); }
-  static Pair<V> load2(const double* p) { return {load(p), load(p + kLanes)}; }
-  static void store2(double* p, Pair<V> v) {
+  __attribute__((always_inline)) static V load(const double* p) { return load_doubles(p); }
+  __attribute__((always_inline)) static void store(double* p, V v) { store_doubles(p, v); }
+  __attribute__((always_inline)) static Pair<V> load2(const double* p) {
+    return {load(p), load(p + kLanes)};
+  }
+  __attribute__((always_inline)) static void store2(double* p, Pair<V> v) {
     store(p, v.v0);
     store(p + kLanes, v.v1);
   }

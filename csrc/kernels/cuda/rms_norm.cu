@@ -429,30 +429,9 @@ constexpr int64_t kSinglePassOneVecMax = 256;
 // v8). Not for the fused add, whose 4-vector kernel loads its weight late.
 constexpr int64_t kFloatFourVecMin = 1024;
 
-// Block sum with one barrier: partial sums alternate between two scratch rows
-// (`parity`), so a row's writes never meet the previous row's reads (those
-// finished before every thread reached the barrier in between).
-// kWarps > 0 is the block's warp count, a power of two known at compile time
-// (kernel_warps): each lane reads warp (lane mod kWarps)'s sum and log2(kWarps)
-// shuffle rounds follow, with no branch and no zero padding. The rounds are
-// those of the short second level below for the same count, so the result is
-// the same bits.
-template <bool kShortSecondLevel, int kWarps, typename A>
-__device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int parity) {
-  v = warp_sum(v);
-  if constexpr (kWarps > 0) {
-    static_assert((kWarps & (kWarps - 1)) == 0 && kWarps <= 32, "a power of two up to 32");
-    if constexpr (kWarps == 1) return v;
-    const int lane = threadIdx.x & 31;
-    if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
-    __syncthreads();
-    A t = scratch[parity][lane & (kWarps - 1)];
-#pragma unroll
-    for (int offset = kWarps / 2; offset > 0; offset >>= 1) {
-      t += __shfl_xor_sync(0xffffffffu, t, offset);
-    }
-    return t;
-  }
+// The second level for a warp count read from blockDim (v already summed per warp).
+template <bool kShortSecondLevel, typename A>
+__device__ __forceinline__ A block_sum_runtime_warps(A v, A (*scratch)[32], int parity) {
   const int num_warps = static_cast<int>(blockDim.x) >> 5;  // blockDim.x % 32 == 0
   if (num_warps == 1) return v;
   const int lane = threadIdx.x & 31;
@@ -474,6 +453,36 @@ __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int pa
     return t;
   }
   return warp_sum(lane < num_warps ? scratch[parity][lane] : A(0));
+}
+
+// Block sum with one barrier: partial sums alternate between two scratch rows
+// (`parity`), so a row's writes never meet the previous row's reads (those
+// finished before every thread reached the barrier in between).
+// kWarps > 0 is the block's warp count, a power of two known at compile time
+// (launch_with_warps): each lane reads warp (lane mod kWarps)'s sum and
+// log2(kWarps) shuffle rounds follow, with no branch and no zero padding. The
+// rounds are those of the short second level below for the same count, and
+// adding the zero padding of the other forms is exact (sums of squares are
+// never -0), so all three give the same bits: by construction; the GPU tests
+// compare builds that share kWarps, not a fixed count with the runtime one.
+template <bool kShortSecondLevel, int kWarps, typename A>
+__device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int parity) {
+  v = warp_sum(v);
+  if constexpr (kWarps > 0) {
+    static_assert((kWarps & (kWarps - 1)) == 0 && kWarps <= 32, "a power of two up to 32");
+    if constexpr (kWarps == 1) return v;
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
+    __syncthreads();
+    A t = scratch[parity][lane & (kWarps - 1)];
+#pragma unroll
+    for (int offset = kWarps / 2; offset > 0; offset >>= 1) {
+      t += __shfl_xor_sync(0xffffffffu, t, offset);
+    }
+    return t;
+  } else {
+    return block_sum_runtime_warps<kShortSecondLevel>(v, scratch, parity);
+  }
 }
 
 // Sum of the squares of a thread's C vectors (those past the row count as zero),
@@ -599,7 +608,7 @@ constexpr int single_pass_min_blocks() {
 // The grid is min(rows, 2^30) blocks, so every block has a first row: the
 // loop tests the bound only after it, and the first loads do not wait for it.
 // kWarps: the block's warp count when it is fixed at compile time (see
-// kernel_warps), else 0 (read from blockDim).
+// launch_with_warps), else 0 (read from blockDim).
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps>
 __global__ void __launch_bounds__(kSinglePassMaxThreads,
                                   single_pass_min_blocks<T, C, kAdd, kFewRows>())
@@ -691,30 +700,38 @@ bool single_pass_fits(int64_t nvec, bool add) {
 // reduction level has no branch per round (the harness's bf16 C = 2 kernel:
 // 288 -> 256 SASS instructions). Measured on an H100 as wheels, 1-1024 rows
 // (NOTES.md, v10): 16-bit rms_norm 1.2-7.9% faster at 31 of 32 shapes (bf16
-// 128x16384 1.1% slower); the fused
-// add faster at hidden 2048 and 16384 but 1-4.5% slower at 1-16 rows of 4096
-// and 8192 (C = 2 with 8 or 16 warps), which keep the runtime count, as do
-// float32 (slower at some shapes in the harness) and other block sizes.
-template <bool kAdd, int C>
-constexpr bool fixed_warps_pay(int warps) {
-  return !(kAdd && C == 2 && (warps == 8 || warps == 16));
+// 128x16384 1.1% slower); the fused add faster at hidden 2048 and 16384 but
+// 1-4.5% slower at 1-16 rows of 4096 and 8192 (C = 2 with 8 or 16 warps).
+// Built: 16-bit only (float32 was slower at some shapes in the harness), the
+// counts a C can launch with (C = 1 takes rows of at most 256 vectors: up to
+// 8 warps; C = 2 more: from 8; C = 4 more than 2048: 32), and not the fused
+// add's C = 2 blocks of 8 and 16 warps. Everything else reads blockDim.
+template <typename T, int C, bool kAdd>
+constexpr bool fixed_warps_built(int warps) {
+  const bool reachable = C == 1 ? warps <= 8 : C == 2 ? warps >= 8 : warps == 32;
+  const bool pays = !(kAdd && C == 2 && (warps == 8 || warps == 16));
+  return sizeof(T) == 2 && reachable && pays;
+}
+
+// Launches the kWarps build if it exists and the block has that many warps.
+template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, typename Go>
+bool launch_fixed_warps(int threads, const Go& go) {
+  if constexpr (fixed_warps_built<T, C, kAdd>(kWarps)) {
+    if (threads == kWarps * 32) {
+      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps>);
+      return true;
+    }
+  }
+  return false;
 }
 
 template <typename T, int C, bool kAdd, bool kFewRows, typename Go>
 void launch_with_warps(int threads, const Go& go) {
-  if constexpr (sizeof(T) == 2) {
-    switch (fixed_warps_pay<kAdd, C>(threads / 32) ? threads : 0) {
-      case 128:
-        return go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 4>);
-      case 256:
-        return go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 8>);
-      case 512:
-        return go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 16>);
-      case 1024:
-        return go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 32>);
-      default:
-        break;
-    }
+  if (launch_fixed_warps<T, C, kAdd, kFewRows, 4>(threads, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, 8>(threads, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, 16>(threads, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, 32>(threads, go)) {
+    return;
   }
   go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0>);
 }
