@@ -26,6 +26,13 @@
 // returning one is always_inline, so no call crosses that boundary.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+// The kernels keep NaN and inf (bf16_round_high, vexp): a build that lets the
+// compiler assume there are none (-ffinite-math-only, -ffast-math) would
+// return wrong results silently.
+#if defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__
+#error "fusedops's CPU kernels must not be built with -ffinite-math-only or -ffast-math"
+#endif
+
 #if defined(FUSEDOPS_ISA_AVX512)
 constexpr int kVectorBytes = 64;
 #elif defined(FUSEDOPS_ISA_AVX2)
@@ -67,13 +74,14 @@ __attribute__((always_inline)) inline void store_floats(float* p, vf v) { store_
 // top half of each lane (the low half is garbage), and NaN is the quiet NaN
 // 0x7fc0 whatever its payload, as in scalar.h (the rounding bias added to a
 // NaN with a full payload would carry into the sign bit and make it a zero).
-// NaN is found from the bits, not by `v != v`, which -ffinite-math-only
-// would fold to false. |u| and the inf pattern are below 2^31: a signed
-// compare (one instruction on every ISA, unlike an unsigned one) is exact.
+// `v != v` is true exactly for NaN: one compare, where testing the bits takes
+// three (cache-hot bf16 rms_norm 0.233 against 0.219 ns per element). The
+// compiler may only assume no NaN under -ffinite-math-only, which the check
+// below refuses.
 __attribute__((always_inline)) inline vu bf16_round_high(vf v) {
   const vu u = as_uint(v);
   const vu rounded = u + 0x7fffu + ((u >> 16) & 1u);
-  return (vi)(u & 0x7fffffffu) > 0x7f800000 ? vu{} + 0x7fc00000u : rounded;
+  return (vi)(v != v) ? vu{} + 0x7fc00000u : rounded;
 }
 
 #if defined(FUSEDOPS_ISA_AVX512)
