@@ -116,14 +116,16 @@ def _huge_page_advice() -> Callable[[torch.Tensor], None]:
     return advise
 
 
+_advise_huge_pages = _huge_page_advice()  # read the flag and load libc once
+
+
 def fresh_copy_timer(nbytes: int) -> Callable[[], object]:
     """copy_timer into a destination allocated (and advised) on every call."""
     src = torch.ones(nbytes // 2, dtype=torch.uint8)
-    advise = _huge_page_advice()
 
     def run() -> torch.Tensor:
         dst = torch.empty_like(src)
-        advise(dst)
+        _advise_huge_pages(dst)
         return dst.copy_(src)
 
     return run

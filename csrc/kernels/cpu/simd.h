@@ -76,8 +76,8 @@ __attribute__((always_inline)) inline void store_floats(float* p, vf v) { store_
 // NaN with a full payload would carry into the sign bit and make it a zero).
 // `v != v` is true exactly for NaN: one compare, where testing the bits takes
 // three (cache-hot bf16 rms_norm 0.233 against 0.219 ns per element). The
-// compiler may only assume no NaN under -ffinite-math-only, which the check
-// below refuses.
+// compiler may only assume no NaN under -ffinite-math-only, which the #error
+// at the top of this file refuses.
 __attribute__((always_inline)) inline vu bf16_round_high(vf v) {
   const vu u = as_uint(v);
   const vu rounded = u + 0x7fffu + ((u >> 16) & 1u);

@@ -469,8 +469,8 @@ template <bool kShortSecondLevel, int kWarps, typename A>
 __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int parity) {
   v = warp_sum(v);
   if constexpr (kWarps > 0) {
-    static_assert((kWarps & (kWarps - 1)) == 0 && kWarps <= 32, "a power of two up to 32");
-    if constexpr (kWarps == 1) return v;
+    static_assert((kWarps & (kWarps - 1)) == 0 && kWarps >= 2 && kWarps <= 32,
+                  "a power of two, 2 to 32 (fixed_warps_built builds 4 to 32)");
     const int lane = threadIdx.x & 31;
     if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
     __syncthreads();
