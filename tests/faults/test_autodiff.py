@@ -236,6 +236,26 @@ def test_func_grad_vjp_jacrev_jacfwd(name: str, device: str, entry: str) -> None
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(CASES))
+def test_vjp_pullback_differentiated_after_the_transform(name: str, device: str) -> None:
+    """A torch.func.vjp pullback run after vjp returned, differentiated by the
+    outer autograd: the backward applies the backward op's Function to tensors
+    saved inside the transform, dead functorch wrappers by then. The fast
+    autograd path must unwrap them, as torch's Function.apply does."""
+    fn, ref, _ = CASES[name]
+    grads = []
+    for f in (fn, ref):
+        args = tuple(inputs(name, device, grad=True))
+        out, pullback = vjp(f, *args)
+        cot = tuple(
+            t(*o.shape, device=device, seed=10 + k, grad=True) for k, o in enumerate(as_tuple(out))
+        )
+        pulled = pullback(cot if isinstance(out, tuple) else cot[0])
+        grads.append(torch.autograd.grad(scalar(pulled), (*cot, *args)))
+    torch.testing.assert_close(grads[0], grads[1], **F64)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("entry", ["wrapper", "torch.ops"])
 def test_vmap(device: str, entry: str) -> None:
     """vmap over any argument, batched weights included, without the per-sample loop."""
@@ -424,3 +444,52 @@ def test_grad_mode_is_respected(device: str, entry: str) -> None:
     # non-reentrant checkpointing runs the forward again under its own hooks
     ckpt = torch.utils.checkpoint.checkpoint(lambda a: scalar(rms(a, w)), xg, use_reentrant=False)
     torch.testing.assert_close(torch.autograd.grad(ckpt, xg)[0], want, **F64)
+
+
+# ---- the requires-grad fast path (fusedops.ops._cxx_apply, _unwrapping, _save) --------
+class _Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a: torch.Tensor) -> torch.Tensor:
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        return grad * 2
+
+
+def test_cxx_apply_records_the_function_node() -> None:
+    apply = fusedops.ops._cxx_apply(_Double)
+    a = t(4, device="cpu", seed=0, grad=True)
+    out = apply(a)
+    assert type(out.grad_fn).__name__ == "_DoubleBackward"
+    (got,) = torch.autograd.grad(out.sum(), a)
+    torch.testing.assert_close(got, torch.full_like(a, 2.0))
+
+
+def test_cxx_apply_falls_back_without_the_cxx_base(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A torch without `torch._C._FunctionBase` gets Function.apply, not an AttributeError."""
+    monkeypatch.delattr(torch._C, "_FunctionBase")
+    assert fusedops.ops._cxx_apply(_Double) == _Double.apply
+
+
+def test_unwrapping_refuses_a_count_it_does_not_spell_out() -> None:
+    with pytest.raises(ValueError, match="no unwrapping apply for 5 tensor arguments"):
+        fusedops.ops._unwrapping(_Double.apply, 5)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_forward_ad_after_plain_backward(name: str) -> None:
+    """save_for_forward is skipped outside forward AD: a Function recorded then must
+    still backprop, and one recorded inside dual_level must still give tangents."""
+    fn, ref, _ = CASES[name]
+    args = inputs(name, "cpu")
+    got = torch.autograd.grad(scalar(fn(*args)), args)
+    want = torch.autograd.grad(scalar(ref(*args)), args)
+    torch.testing.assert_close(got, want, **F64)
+    primals = inputs(name, "cpu", grad=False)
+    tangents = [torch.ones_like(p) for p in primals]
+    with fwAD.dual_level():
+        out = fn(*(fwAD.make_dual(p, tg) for p, tg in zip(primals, tangents, strict=True)))
+        got_t = [fwAD.unpack_dual(o).tangent for o in as_tuple(out)]
+    _, want_t = jvp(ref, tuple(primals), tuple(tangents))
+    torch.testing.assert_close(tuple(got_t), as_tuple(want_t), **F64)
