@@ -12,7 +12,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..elf import ElfReadError, dt_needed
 from ..repair import auditwheel_env, auditwheel_show
 from .report import GateInputError
 
@@ -120,39 +120,13 @@ class ElfError(ValueError):
 
 
 def elf_needed(so: Path) -> list[str]:
-    """DT_NEEDED entries, with pyelftools when present, else ``readelf -d``."""
+    """DT_NEEDED entries, read by pipeline.elf: the same reader setup.py runs on a
+    fresh build, standard library only, so the gate needs neither pyelftools nor
+    readelf for it."""
     try:
-        from elftools.common.exceptions import ELFError
-        from elftools.elf.dynamic import DynamicSection
-        from elftools.elf.elffile import ELFFile
-    except ImportError:
-        # LC_ALL=C: readelf translates "Shared library:", which the parser matches.
-        proc = subprocess.run(
-            ["readelf", "-d", str(so)],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "LC_ALL": "C"},
-        )
-        # readelf exits 0 on a truncated file: its errors are only on stderr.
-        if proc.returncode != 0 or "Error:" in proc.stderr:
-            first = proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else "failed"
-            raise ElfError(f"{so.name} is not a readable ELF file: readelf: {first}") from None
-        return parse_readelf_needed(proc.stdout)
-    try:
-        with so.open("rb") as f:
-            return [
-                tag.needed
-                for section in ELFFile(f).iter_sections()
-                if isinstance(section, DynamicSection)
-                for tag in section.iter_tags()
-                if tag.entry.d_tag == "DT_NEEDED"
-            ]
-    except (ELFError, EOFError, ValueError) as exc:  # truncated or not ELF at all
-        raise ElfError(f"{so.name} is not a readable ELF file: {exc}") from None
-
-
-def parse_readelf_needed(text: str) -> list[str]:
-    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", text)
+        return dt_needed(so)
+    except ElfReadError as exc:
+        raise ElfError(f"{exc}: not a readable ELF file") from None
 
 
 def fatbin_section(so: Path) -> bytes:

@@ -143,8 +143,8 @@ def test_truncated_extension(good_wheel: Path, tmp_path: Path) -> None:
     assert report.get("auditwheel").message.startswith(
         f"auditwheel show failed: elftools.common.exceptions.ELFParseError: {why}"
     )
-    assert report.get("linked-libs").message.startswith(
-        f"_C.abi3.so is not a readable ELF file: {why}"
+    assert report.get("linked-libs").message == (
+        "_C.abi3.so is cut short inside its headers: not a readable ELF file"
     )
     assert report.get("abi3audit").message.startswith(f"abi3audit exit 1: ELFParseError: {why}")
 

@@ -13,10 +13,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import wheelkit as wk
 
 from pipeline.elf import ElfReadError, UnsupportedElf, dt_needed, private_libstdcxx_problem
 from pipeline.gate import native
-from pipeline.gate.probe import parse_readelf_needed
 from pipeline.gate.report import FAIL, PASS
 
 # An error message built the way csrc/ops/ops.h builds one: a stream and an integer.
@@ -51,8 +51,7 @@ def link(tmp_path: Path, name: str, *flags: str) -> Path:
 def readelf_needed(so: Path) -> list[str]:
     if shutil.which("readelf") is None:
         pytest.skip("readelf is not installed")
-    proc = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True)
-    return parse_readelf_needed(proc.stdout)
+    return wk.readelf_needed(so)
 
 
 def test_shared_runtime_is_read_like_readelf_and_passes(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
+import re
 import subprocess
 import sysconfig
 import warnings
@@ -205,3 +207,16 @@ def rewrite_wheel(
                 warnings.simplefilter("ignore", UserWarning)
                 zf.writestr(info, data, zipfile.ZIP_DEFLATED)
     return dest
+
+
+def readelf_needed(so: Path) -> list[str]:
+    """DT_NEEDED as binutils' readelf reads it: the reference pipeline.elf is tested against."""
+    # LC_ALL=C: readelf translates "Shared library:", which the pattern matches.
+    proc = subprocess.run(
+        ["readelf", "-d", str(so)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"LC_ALL": "C", "PATH": os.environ.get("PATH", "")},
+    )
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", proc.stdout)
