@@ -7,7 +7,8 @@ decode step or a small fine-tuning batch has. Columns, per dtype and shape:
 - fusedops backward op, `calls` calls captured in one CUDA graph;
 - torch's fused backward (`aten::_fused_rms_norm_backward`, what F.rms_norm's
   autograd node runs on CUDA), the same way, on the rstd of its own forward;
-- forward + `torch.autograd.grad` in a graph, for Liger (if importable) and fusedops;
+- forward + `torch.autograd.grad` in a graph, for torch.compile of F.rms_norm,
+  Liger (if importable) and fusedops;
 - host time per call of the fusedops backward op below autograd in a plain loop
   (the device synchronised once per loop).
 A script, not a test: the numbers go to benchmarks/RESULTS.md.
@@ -19,11 +20,15 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 from triton.testing import do_bench
 
 import fusedops
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from references import allow_many_graphs
 
 EPS = 1e-6
 
@@ -58,6 +63,13 @@ def host_us(fn: Callable[[], object], calls: int = 2000, rounds: int = 5) -> flo
     return best
 
 
+def compiled_rms_norm() -> Callable:
+    def rms_norm(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
+        return torch.nn.functional.rms_norm(x, (x.shape[-1],), w, eps)
+
+    return torch.compile(rms_norm, dynamic=False)
+
+
 def measure(dtype: torch.dtype, rows: int, hidden: int, liger: Callable | None) -> list[float]:
     """One shape's columns (see the module docstring); NaN for Liger when it is absent."""
     below = torch._C._AutoDispatchBelowAutograd
@@ -81,6 +93,7 @@ def measure(dtype: torch.dtype, rows: int, hidden: int, liger: Callable | None) 
     return [
         graph_us(ours),
         graph_us(aten),
+        graph_us(fwd_bwd(compiled_rms_norm())),
         graph_us(fwd_bwd(liger)) if liger is not None else float("nan"),
         graph_us(fwd_bwd(fusedops.rms_norm)),
         host_us(ours),
@@ -94,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         parser.error("needs a CUDA device")
+    allow_many_graphs()  # one compiled graph per shape
     try:
         from liger_kernel.ops.rms_norm import LigerRMSNormFunction
 
@@ -101,13 +115,16 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         liger = None
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, us per call")
-    print("dtype     rows  | fusedops bwd | aten bwd | Liger fwd+bwd | fusedops fwd+bwd | host")
+    print(
+        "dtype     rows  | fusedops bwd | aten bwd | compile fwd+bwd | Liger fwd+bwd | "
+        "fusedops fwd+bwd | host"
+    )
     for dtype in (torch.bfloat16, torch.float32):
         for rows in args.rows:
-            ours, aten, lig, fused, host = measure(dtype, rows, args.hidden, liger)
+            ours, aten, comp, lig, fused, host = measure(dtype, rows, args.hidden, liger)
             print(
                 f"{str(dtype).removeprefix('torch.'):9s} {rows:5d} | {ours:12.2f} | {aten:8.2f} | "
-                f"{lig:13.2f} | {fused:16.2f} | {host:5.2f}",
+                f"{comp:15.2f} | {lig:13.2f} | {fused:16.2f} | {host:5.2f}",
                 flush=True,
             )
     return 0
