@@ -281,7 +281,12 @@ def _call(function: type[_Function], op: torch._ops.OpOverload, *args):
     if not _is_compiling() and not _transforms_active():  # dynamo folds the first to True
         # _needs_autograd(args), inlined: one Python frame less per call.
         if (_grad_enabled() and _any_requires_grad(*args)) or _forward_ad._current_level >= 0:
-            return function.autograd_apply(*args)
+            try:
+                return function.autograd_apply(*args)
+            except TypeError:
+                # A non-tensor where the schema wants one (weight=None): unwrap_if_dead
+                # refused it namelessly; torch's apply lets the op name the argument.
+                return function.ctx_style.apply(*args)
         with _BELOW_AUTOGRAD():
             return op._op(*args)
     if _is_compiling():
@@ -321,7 +326,10 @@ def _register_autograd(
             check(*args)
             return formula(*args)
         if _needs_autograd(args):
-            return function.autograd_apply(*args)
+            try:
+                return function.autograd_apply(*args)
+            except TypeError:  # as in _call: let the op name a non-tensor argument
+                return function.ctx_style.apply(*args)
         with torch._C._AutoDispatchBelowAutograd():
             return op.redispatch(keyset & after_autograd, *args)
 
