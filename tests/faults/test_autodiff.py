@@ -502,8 +502,8 @@ def test_non_tensor_weight_same_error_with_and_without_grad(entry: str) -> None:
     still the stable ABI's, naming no argument: a known gap, see benchmarks/NOTES.md.)"""
     rms = fusedops.rms_norm if entry == "wrapper" else ops.rms_norm.default
     messages = []
-    for grad in (False, True):
-        x = t(3, 8, device="cpu", seed=0, grad=grad)
+    for requires_grad in (False, True):
+        x = t(3, 8, device="cpu", seed=0, grad=requires_grad)
         with pytest.raises(RuntimeError) as info:
             rms(x, None)
         messages.append(str(info.value))
