@@ -251,18 +251,35 @@ def _unwrapping(apply: Callable, tensor_args: int) -> Callable:
     functorch wrappers (a tensor saved inside torch.func.vjp, whose pullback
     runs after it), as torch's Function.apply does: the dispatcher unwraps
     those for every op, but a Function records its graph above the dispatcher.
-    Spelled out per count: a generic slice-and-map costs 1.5 µs a call, more
-    than the unwrapping itself.
+    Like torch's, only tensors are unwrapped: anything else (weight=None) goes
+    on to the op, whose own check rejects it. Spelled out per count: a generic
+    slice-and-map costs 1.5 µs a call, more than the unwrapping itself.
     """
+
     unwrap = _unwrap_if_dead
     if tensor_args == 1:
-        return lambda a, *rest: apply(unwrap(a), *rest)
+        return lambda a, *rest: apply(unwrap(a) if isinstance(a, Tensor) else a, *rest)
     if tensor_args == 2:
-        return lambda a, b, *rest: apply(unwrap(a), unwrap(b), *rest)
+        return lambda a, b, *rest: apply(
+            unwrap(a) if isinstance(a, Tensor) else a,
+            unwrap(b) if isinstance(b, Tensor) else b,
+            *rest,
+        )
     if tensor_args == 3:
-        return lambda a, b, c, *rest: apply(unwrap(a), unwrap(b), unwrap(c), *rest)
+        return lambda a, b, c, *rest: apply(
+            unwrap(a) if isinstance(a, Tensor) else a,
+            unwrap(b) if isinstance(b, Tensor) else b,
+            unwrap(c) if isinstance(c, Tensor) else c,
+            *rest,
+        )
     if tensor_args == 4:
-        return lambda a, b, c, d, *rest: apply(unwrap(a), unwrap(b), unwrap(c), unwrap(d), *rest)
+        return lambda a, b, c, d, *rest: apply(
+            unwrap(a) if isinstance(a, Tensor) else a,
+            unwrap(b) if isinstance(b, Tensor) else b,
+            unwrap(c) if isinstance(c, Tensor) else c,
+            unwrap(d) if isinstance(d, Tensor) else d,
+            *rest,
+        )
     raise ValueError(f"no unwrapping apply for {tensor_args} tensor arguments")
 
 
@@ -281,12 +298,7 @@ def _call(function: type[_Function], op: torch._ops.OpOverload, *args):
     if not _is_compiling() and not _transforms_active():  # dynamo folds the first to True
         # _needs_autograd(args), inlined: one Python frame less per call.
         if (_grad_enabled() and _any_requires_grad(*args)) or _forward_ad._current_level >= 0:
-            try:
-                return function.autograd_apply(*args)
-            except TypeError:
-                # A non-tensor where the schema wants one (weight=None): unwrap_if_dead
-                # refused it namelessly; torch's apply lets the op name the argument.
-                return function.ctx_style.apply(*args)
+            return function.autograd_apply(*args)
         with _BELOW_AUTOGRAD():
             return op._op(*args)
     if _is_compiling():
@@ -326,10 +338,7 @@ def _register_autograd(
             check(*args)
             return formula(*args)
         if _needs_autograd(args):
-            try:
-                return function.autograd_apply(*args)
-            except TypeError:  # as in _call: let the op name a non-tensor argument
-                return function.ctx_style.apply(*args)
+            return function.autograd_apply(*args)
         with torch._C._AutoDispatchBelowAutograd():
             return op.redispatch(keyset & after_autograd, *args)
 
