@@ -48,16 +48,10 @@ def link(tmp_path: Path, name: str, *flags: str) -> Path:
     )
 
 
-def readelf_needed(so: Path) -> list[str]:
-    if shutil.which("readelf") is None:
-        pytest.skip("readelf is not installed")
-    return wk.readelf_needed(so)
-
-
 def test_shared_runtime_is_read_like_readelf_and_passes(tmp_path: Path) -> None:
     so = link(tmp_path, "shared.so")
     needed = dt_needed(so)
-    assert needed == readelf_needed(so)
+    assert needed == wk.readelf_needed(so)
     assert "libstdc++.so.6" in needed
     assert private_libstdcxx_problem(needed) is None
     assert native.check_linked_libs({"fusedops/_C.abi3.so": needed}).status == PASS
@@ -66,7 +60,7 @@ def test_shared_runtime_is_read_like_readelf_and_passes(tmp_path: Path) -> None:
 def test_static_runtime_is_refused_by_the_build_check_and_the_gate(tmp_path: Path) -> None:
     so = link(tmp_path, "static.so", "-static-libstdc++")
     needed = dt_needed(so)
-    assert needed == readelf_needed(so)
+    assert needed == wk.readelf_needed(so)
     assert "libstdc++.so.6" not in needed
     problem = private_libstdcxx_problem(needed)
     assert problem is not None and "linked into it statically" in problem
@@ -108,7 +102,7 @@ def test_no_needed_entries_at_all_is_refused(tmp_path: Path) -> None:
     so = compile_here(
         "gcc", tmp_path / "leaf.c", leaf, tmp_path / "leaf.so", "-shared", "-fPIC", "-nostdlib"
     )
-    assert dt_needed(so) == readelf_needed(so) == []
+    assert dt_needed(so) == wk.readelf_needed(so) == []
     assert private_libstdcxx_problem([]) is not None
 
 
