@@ -41,6 +41,7 @@ struct ClassicApi {
   static std::string device_str(const Tensor& t) { return t.device().str(); }
   static bool same_device(const Tensor& a, const Tensor& b) { return a.device() == b.device(); }
   static std::vector<int64_t> sizes(const Tensor& t) { return t.sizes().vec(); }
+  static bool defined(const Tensor& t) { return t.defined(); }
   static int64_t numel(const Tensor& t) { return t.numel(); }
   static bool is_cuda(const Tensor& t) { return t.is_cuda(); }
   static int device_index(const Tensor& t) { return t.get_device(); }

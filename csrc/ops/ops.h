@@ -43,7 +43,15 @@ struct Ops {
   using Tensor = typename Api::Tensor;
 
   // ---- checks (the fake kernels in src/fusedops/ops.py mirror these) -----
+  // A `Tensor` argument given None arrives as an undefined tensor; every
+  // other check would read it. The first check of each argument (check_dtype
+  // for x, check_same_device for the rest) calls this one.
+  static void check_defined(const char* op, const char* name, const Tensor& t) {
+    if (!Api::defined(t)) fail(op, "expected ", name, " to be a tensor, got None");
+  }
+
   static DType check_dtype(const char* op, const char* name, const Tensor& t) {
+    check_defined(op, name, t);
     const auto dtype = Api::dtype(t);
     if (!dtype) {
       fail(op, "expected ", name, " to have dtype float32, float16, bfloat16 or float64, got ",
@@ -62,6 +70,7 @@ struct Ops {
 
   static void check_same_device(const char* op, const char* name, const Tensor& t, const char* ref,
                                 const Tensor& r) {
+    check_defined(op, name, t);
     if (!Api::same_device(t, r)) {
       fail(op, "expected ", name, " to be on the same device as ", ref, " (", Api::device_str(r),
            "), got ", Api::device_str(t));

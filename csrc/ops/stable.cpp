@@ -63,6 +63,7 @@ struct StableApi {
     const auto s = t.sizes();
     return std::vector<int64_t>(s.begin(), s.end());
   }
+  static bool defined(const Tensor& t) { return t.defined(); }
   static int64_t numel(const Tensor& t) { return t.numel(); }
   static bool is_cuda(const Tensor& t) { return t.is_cuda(); }
   static int device_index(const Tensor& t) { return t.get_device_index(); }

@@ -45,7 +45,8 @@ _checked_devices: set[int] = set()
 
 
 def _check_arch(t: Tensor) -> None:
-    if not t.is_cuda or _is_compiling():
+    # getattr: a non-tensor x (None) goes on to the op's own check, which names it.
+    if not getattr(t, "is_cuda", False) or _is_compiling():
         return
     index = t.get_device()  # an int: cheaper than t.device.index on every call
     if index in _checked_devices:
@@ -64,7 +65,14 @@ def _check_arch(t: Tensor) -> None:
 
 
 # ---- shared fake-kernel checks (mirror csrc/ops/ops.h) --------------------------
+def _check_given(op: str, name: str, t: Tensor | None) -> None:
+    # The dispatcher passes None for a `Tensor` argument through (C++ sees an
+    # undefined tensor); the first check of each argument calls this one.
+    torch._check(t is not None, lambda: f"fusedops.{op}: expected {name} to be a tensor, got None")
+
+
 def _check_dtype(op: str, name: str, t: Tensor) -> None:
+    _check_given(op, name, t)
     torch._check(
         t.dtype in _FLOAT_DTYPES,
         lambda: (
@@ -75,6 +83,7 @@ def _check_dtype(op: str, name: str, t: Tensor) -> None:
 
 
 def _check_like(op: str, name: str, t: Tensor, ref_name: str, ref: Tensor, shape: bool) -> None:
+    _check_given(op, name, t)
     torch._check(
         t.device == ref.device,
         lambda: (
@@ -110,15 +119,15 @@ def _check_norm(
 ) -> None:
     """Under vmap the shapes checked are one sample's: x batch-first (`x_batched`),
     weight batched along `weight_dim` (None: not batched)."""
-    x_shape = x.shape[1:] if x_batched else x.shape
-    w_shape = weight.shape
-    if weight_dim is not None:
-        w_shape = w_shape[:weight_dim] + w_shape[weight_dim + 1 :]
     _check_dtype(op, "x", x)
+    x_shape = x.shape[1:] if x_batched else x.shape
     torch._check(
         len(x_shape) >= 1, lambda: f"fusedops.{op}: expected x to have at least 1 dimension"
     )
     _check_like(op, "weight", weight, "x", x, shape=False)
+    w_shape = weight.shape
+    if weight_dim is not None:
+        w_shape = w_shape[:weight_dim] + w_shape[weight_dim + 1 :]
     torch._check(
         len(w_shape) == 1 and w_shape[0] == x_shape[-1],
         lambda: (
@@ -650,6 +659,12 @@ def silu_and_mul(x: Tensor) -> Tensor:
     Returns:
         ``[..., d]`` in x's dtype.
     """
+    if not isinstance(x, Tensor):
+        # With no tensor argument the dispatcher finds no kernel to run, and says so
+        # in its own words; the op's check never runs.
+        raise RuntimeError(
+            f"fusedops.silu_and_mul: expected x to be a tensor, got {type(x).__name__}"
+        )
     _check_arch(x)
     return _call(_SiluAndMul, _ops.silu_and_mul.default, x)
 
@@ -690,6 +705,7 @@ class _SiluAndMul(_Function):
 def _silu_backward_fake(grad_out: Tensor, x: Tensor) -> Tensor:
     op = "silu_and_mul_backward"
     _check_glu(op, x)
+    _check_given(op, "grad_out", grad_out)
     torch._check(grad_out.device == x.device, lambda: f"fusedops.{op}: grad_out device mismatch")
     torch._check(grad_out.dtype == x.dtype, lambda: f"fusedops.{op}: grad_out dtype mismatch")
     torch._check(

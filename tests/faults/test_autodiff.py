@@ -498,8 +498,8 @@ def test_forward_ad_after_plain_backward(name: str) -> None:
 @pytest.mark.parametrize("entry", ["wrapper", "torch.ops"])
 def test_non_tensor_weight_same_error_with_and_without_grad(entry: str) -> None:
     """weight=None (F.rms_norm accepts it) must get the op's own error on the requires-grad
-    path too, not a TypeError from the dead-wrapper unwrapping. (The op's message is
-    still the stable ABI's, naming no argument: a known gap, see benchmarks/NOTES.md.)"""
+    path too, not a TypeError from the dead-wrapper unwrapping, and that error names
+    the argument."""
     rms = fusedops.rms_norm if entry == "wrapper" else ops.rms_norm.default
     messages = []
     for requires_grad in (False, True):
@@ -508,3 +508,4 @@ def test_non_tensor_weight_same_error_with_and_without_grad(entry: str) -> None:
             rms(x, None)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+    assert "expected weight to be a tensor, got None" in messages[0]

@@ -80,6 +80,33 @@ CASES = [
         "grad_residual_out",
     ),
     ("silu-bwd-grad-shape", ops.silu_and_mul_backward, (torch.randn(4, 8), x), "grad_out"),
+    # None for a tensor argument reaches the op as an undefined tensor.
+    ("rms_norm-none-x", ops.rms_norm, (None, w), "expected x to be a tensor, got None"),
+    ("rms_norm-none-weight", ops.rms_norm, (x, None), "expected weight to be a tensor, got None"),
+    (
+        "fused-none-residual",
+        ops.fused_add_rms_norm,
+        (x, None, w),
+        "expected residual to be a tensor, got None",
+    ),
+    (
+        "rms-bwd-none-grad",
+        ops.rms_norm_backward,
+        (None, x, w, 1e-6),
+        "expected grad_out to be a tensor, got None",
+    ),
+    (
+        "fused-bwd-none-grad-residual",
+        ops.fused_add_rms_norm_backward,
+        (x, None, x, w, 1e-6),
+        "expected grad_residual_out to be a tensor, got None",
+    ),
+    (
+        "silu-bwd-none-grad",
+        ops.silu_and_mul_backward,
+        (None, x),
+        "expected grad_out to be a tensor, got None",
+    ),
 ]
 
 
@@ -102,6 +129,19 @@ def test_bad_input_fake(fn, args, fragment: str) -> None:
         with pytest.raises((RuntimeError, ValueError)) as info:
             fn(*fake_args)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_python_api_none_tensor_named(requires_grad: bool) -> None:
+    xg = x.clone().requires_grad_(requires_grad)
+    with pytest.raises(RuntimeError, match="expected x to be a tensor, got None"):
+        fusedops.rms_norm(None, w)
+    with pytest.raises(RuntimeError, match="expected weight to be a tensor, got None"):
+        fusedops.rms_norm(xg, None)
+    with pytest.raises(RuntimeError, match="expected residual to be a tensor, got None"):
+        fusedops.fused_add_rms_norm(xg, None, w)
+    with pytest.raises(RuntimeError, match="expected x to be a tensor, got NoneType"):
+        fusedops.silu_and_mul(None)
 
 
 def test_python_api_errors_name_the_argument() -> None:
