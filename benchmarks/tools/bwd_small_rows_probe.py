@@ -1,6 +1,7 @@
 """The rms_norm backward at small rows: GPU time per call in a CUDA graph, and host time.
 
-    python benchmarks/tools/bwd_small_rows_probe.py [--hidden 4096] [--rows 1 16 128 1024 4096]
+    python benchmarks/tools/bwd_small_rows_probe.py [--hidden 4096 ...] [--rows 1 16 128 1024 4096]
+        [--dtypes bfloat16 float32] [--fusedops-only]
 
 bench.py times the backward at 4096 rows and up; this probe covers the rows a
 decode step or a small fine-tuning batch has. Columns, per dtype and shape:
@@ -11,7 +12,8 @@ decode step or a small fine-tuning batch has. Columns, per dtype and shape:
   Liger (if importable) and fusedops;
 - host time per call of the fusedops backward op below autograd in a plain loop
   (the device synchronised once per loop).
-A script, not a test: the numbers go to benchmarks/RESULTS.md.
+`--fusedops-only` keeps the two fusedops columns (for comparing wheels: run
+it once per installed wheel, alternating). A script, not a test: the numbers go to benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -70,8 +72,11 @@ def compiled_rms_norm() -> Callable:
     return torch.compile(rms_norm, dynamic=False)
 
 
-def measure(dtype: torch.dtype, rows: int, hidden: int, liger: Callable | None) -> list[float]:
-    """One shape's columns (see the module docstring); NaN for Liger when it is absent."""
+def measure(
+    dtype: torch.dtype, rows: int, hidden: int, liger: Callable | None, others: bool = True
+) -> list[float]:
+    """One shape's columns (see the module docstring); NaN for Liger when it is absent
+    and for torch's columns without `others`."""
     below = torch._C._AutoDispatchBelowAutograd
     backward_op = torch.ops.fusedops.rms_norm_backward.default._op
     x = torch.randn(rows, hidden, device="cuda", dtype=dtype)
@@ -90,20 +95,30 @@ def measure(dtype: torch.dtype, rows: int, hidden: int, liger: Callable | None) 
     def fwd_bwd(forward: Callable) -> Callable[[], object]:
         return lambda: torch.autograd.grad(forward(xg, wg, EPS), (xg, wg), dy)
 
+    nan = float("nan")
     return [
         graph_us(ours),
-        graph_us(aten),
-        graph_us(fwd_bwd(compiled_rms_norm())),
-        graph_us(fwd_bwd(liger)) if liger is not None else float("nan"),
+        graph_us(aten) if others else nan,
+        graph_us(fwd_bwd(compiled_rms_norm())) if others else nan,
+        graph_us(fwd_bwd(liger)) if others and liger is not None else nan,
         graph_us(fwd_bwd(fusedops.rms_norm)),
-        host_us(ours),
+        host_us(ours) if others else nan,
     ]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hidden", type=int, default=4096)
+    parser.add_argument("--hidden", type=int, nargs="+", default=[4096])
     parser.add_argument("--rows", type=int, nargs="+", default=[1, 16, 128, 1024, 4096])
+    parser.add_argument(
+        "--dtypes",
+        nargs="+",
+        default=["bfloat16", "float32"],
+        choices=["bfloat16", "float16", "float32"],
+    )
+    parser.add_argument(
+        "--fusedops-only", action="store_true", help="skip torch's and Liger's columns"
+    )
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         parser.error("needs a CUDA device")
@@ -114,19 +129,26 @@ def main(argv: list[str] | None = None) -> int:
         liger = LigerRMSNormFunction.apply
     except ImportError:
         liger = None
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, us per call")
     print(
-        "dtype     rows  | fusedops bwd | aten bwd | compile fwd+bwd | Liger fwd+bwd | "
+        f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
+        f"fusedops {fusedops.__version__} (git {fusedops.BUILD_INFO.get('git_sha')}), us per call"
+    )
+    print(
+        "dtype     hidden  rows  | fusedops bwd | aten bwd | compile fwd+bwd | Liger fwd+bwd | "
         "fusedops fwd+bwd | host"
     )
-    for dtype in (torch.bfloat16, torch.float32):
-        for rows in args.rows:
-            ours, aten, comp, lig, fused, host = measure(dtype, rows, args.hidden, liger)
-            print(
-                f"{str(dtype).removeprefix('torch.'):9s} {rows:5d} | {ours:12.2f} | {aten:8.2f} | "
-                f"{comp:15.2f} | {lig:13.2f} | {fused:16.2f} | {host:5.2f}",
-                flush=True,
-            )
+    for name in args.dtypes:
+        dtype = getattr(torch, name)
+        for hidden in args.hidden:
+            for rows in args.rows:
+                ours, aten, comp, lig, fused, host = measure(
+                    dtype, rows, hidden, liger, others=not args.fusedops_only
+                )
+                print(
+                    f"{name:9s} {hidden:6d} {rows:5d} | {ours:12.2f} | {aten:8.2f} | "
+                    f"{comp:15.2f} | {lig:13.2f} | {fused:16.2f} | {host:5.2f}",
+                    flush=True,
+                )
     return 0
 
 

@@ -801,6 +801,38 @@ void launch_fwd(T* out, T* residual_out, const T* x, const T* residual, const T*
 // y = x * rstd * w, rstd = (mean(x^2) + eps)^-1/2
 // dx = rstd * w * dy - x * rstd^3 * mean(w * dy * x)  [+ grad_extra]
 // dw = sum over rows of dy * x * rstd
+
+// The end of a backward block: thread threadIdx.x's weight-gradient sums,
+// V per vector i = threadIdx.x + c * stride, go to the block's partial row
+// (partial_row[i * V .. i * V + V)) as whole vectors of A: two 16-byte stores
+// per bf16 vector where element-wise stores (a warp's 32 floats 32 bytes
+// apart, eight times over) made the L2 merge eight partial writes into each
+// sector. At one row per block that store was most of the kernel (bf16, 1
+// row of 4096: ncu, benchmarks/NOTES.md). A grid of one block holds the whole
+// gradient: grad_weight is then given, and gets it in T directly, with no
+// sum_partials launch after; `+ A(0)` makes a -0 sum +0, as sum_partials's
+// zero-started sum does, so both paths give the same bits.
+template <typename T, typename A, int V, int C>
+__device__ __forceinline__ void store_dw(const A (&dw)[C][V], A* __restrict__ partial_row,
+                                         T* __restrict__ grad_weight, int64_t nvec, int stride) {
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int64_t i = threadIdx.x + static_cast<int64_t>(c) * stride;
+    if (i < nvec) {
+      if (grad_weight != nullptr) {
+        Vec<T, V> g;
+#pragma unroll
+        for (int k = 0; k < V; ++k) g.v[k] = Cast<T>::from(dw[c][k] + A(0));
+        reinterpret_cast<Vec<T, V>*>(grad_weight)[i] = g;
+      } else {
+        Vec<A, V> sums;
+#pragma unroll
+        for (int k = 0; k < V; ++k) sums.v[k] = dw[c][k];
+        reinterpret_cast<Vec<A, V>*>(partial_row)[i] = sums;
+      }
+    }
+  }
+}
 //
 // Rows of at most C*T vectors. partial[blockIdx.x, :] receives this block's
 // share of dw.
@@ -815,8 +847,9 @@ void launch_fwd(T* out, T* residual_out, const T* x, const T* residual, const T*
 template <typename T, int V, int C>
 __global__ void FUSEDOPS_V4_BWD_BOUNDS rms_norm_bwd_kernel(
     T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ partial,
-    const T* __restrict__ grad_out, const T* __restrict__ grad_extra, const T* __restrict__ x,
-    const T* __restrict__ weight, int64_t rows, int64_t hidden, typename Acc<T>::type eps) {
+    T* __restrict__ grad_weight, const T* __restrict__ grad_out, const T* __restrict__ grad_extra,
+    const T* __restrict__ x, const T* __restrict__ weight, int64_t rows, int64_t hidden,
+    typename Acc<T>::type eps) {
   using A = typename Acc<T>::type;
   using VecT = Vec<T, V>;
   __shared__ A scratch[32];
@@ -876,15 +909,8 @@ __global__ void FUSEDOPS_V4_BWD_BOUNDS rms_norm_bwd_kernel(
       }
     }
   }
-  A* pr = partial + static_cast<int64_t>(blockIdx.x) * hidden;
-#pragma unroll
-  for (int c = 0; c < C; ++c) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(c) * blockDim.x;
-    if (i < nvec) {
-#pragma unroll
-      for (int k = 0; k < V; ++k) pr[i * V + k] = dw[c][k];
-    }
-  }
+  store_dw<T, A, V, C>(dw, partial + static_cast<int64_t>(blockIdx.x) * hidden, grad_weight, nvec,
+                       blockDim.x);
 }
 
 // v5 backward: rows staged in shared memory by cp.async, as in the v5
@@ -899,9 +925,10 @@ __global__ void FUSEDOPS_V4_BWD_BOUNDS rms_norm_bwd_kernel(
 template <typename T, int C>
 __global__ void __launch_bounds__(kStagedMaxThreads, 1)
     rms_norm_bwd_staged_kernel(T* __restrict__ grad_x, typename Acc<T>::type* __restrict__ partial,
-                               const T* __restrict__ grad_out, const T* __restrict__ grad_extra,
-                               const T* __restrict__ x, const T* __restrict__ weight, int64_t rows,
-                               int hidden, int stages, typename Acc<T>::type eps) {
+                               T* __restrict__ grad_weight, const T* __restrict__ grad_out,
+                               const T* __restrict__ grad_extra, const T* __restrict__ x,
+                               const T* __restrict__ weight, int64_t rows, int hidden, int stages,
+                               typename Acc<T>::type eps) {
   using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   using VecT = Vec<T, V>;
@@ -997,15 +1024,8 @@ __global__ void __launch_bounds__(kStagedMaxThreads, 1)
     buf = buf + 1 == stages ? 0 : buf + 1;
     next_buf = next_buf + 1 == stages ? 0 : next_buf + 1;
   }
-  A* pr = partial + static_cast<int64_t>(blockIdx.x) * hidden;
-#pragma unroll
-  for (int c = 0; c < C; ++c) {
-    const int i = threadIdx.x + c * blockDim.x;
-    if (i < nvec) {
-#pragma unroll
-      for (int j = 0; j < V; ++j) pr[static_cast<int64_t>(i) * V + j] = dw[c][j];
-    }
-  }
+  store_dw<T, A, V, C>(dw, partial + static_cast<int64_t>(blockIdx.x) * hidden, grad_weight, nvec,
+                       blockDim.x);
 }
 
 // Terms a float running sum takes before it is added into a double, so no
@@ -1231,7 +1251,7 @@ int64_t bwd_scratch_bytes(int64_t rows, int64_t hidden, int sm_count) {
 }
 
 template <typename T>
-void launch_bwd_staged(const BwdPlan& p, T* grad_x, typename Acc<T>::type* partial,
+void launch_bwd_staged(const BwdPlan& p, T* grad_x, typename Acc<T>::type* partial, T* grad_weight,
                        const T* grad_out, const T* grad_extra, const T* x, const T* weight,
                        int64_t rows, int64_t hidden, typename Acc<T>::type eps,
                        cudaStream_t stream) {
@@ -1243,20 +1263,20 @@ void launch_bwd_staged(const BwdPlan& p, T* grad_x, typename Acc<T>::type* parti
   switch (p.staged_c) {
     case 1:
       rms_norm_bwd_staged_kernel<T, 1><<<grid, threads, smem, stream>>>(
-          grad_x, partial, grad_out, grad_extra, x, weight, rows, h, stages, eps);
+          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, h, stages, eps);
       break;
     case 2:
       rms_norm_bwd_staged_kernel<T, 2><<<grid, threads, smem, stream>>>(
-          grad_x, partial, grad_out, grad_extra, x, weight, rows, h, stages, eps);
+          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, h, stages, eps);
       break;
     default:
       rms_norm_bwd_staged_kernel<T, 4><<<grid, threads, smem, stream>>>(
-          grad_x, partial, grad_out, grad_extra, x, weight, rows, h, stages, eps);
+          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, h, stages, eps);
   }
 }
 
 template <typename T, int V>
-void launch_bwd_fused(const BwdPlan& p, T* grad_x, typename Acc<T>::type* partial,
+void launch_bwd_fused(const BwdPlan& p, T* grad_x, typename Acc<T>::type* partial, T* grad_weight,
                       const T* grad_out, const T* grad_extra, const T* x, const T* weight,
                       int64_t rows, int64_t hidden, typename Acc<T>::type eps,
                       cudaStream_t stream) {
@@ -1264,15 +1284,15 @@ void launch_bwd_fused(const BwdPlan& p, T* grad_x, typename Acc<T>::type* partia
   switch (p.row.vecs_per_thread) {
     case 1:
       rms_norm_bwd_kernel<T, V, 1><<<grid, p.row.threads, 0, stream>>>(
-          grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden, eps);
+          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, hidden, eps);
       break;
     case 2:
       rms_norm_bwd_kernel<T, V, 2><<<grid, p.row.threads, 0, stream>>>(
-          grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden, eps);
+          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, hidden, eps);
       break;
     default:
       rms_norm_bwd_kernel<T, V, 4><<<grid, p.row.threads, 0, stream>>>(
-          grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden, eps);
+          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, hidden, eps);
   }
 }
 
@@ -1283,21 +1303,25 @@ void launch_bwd(T* grad_x, T* grad_weight, const T* grad_out, const T* grad_extr
   using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   if (hidden == 0) return;
-  const bool aligned = aligned16(grad_x) && aligned16(grad_out) && aligned16(x) &&
-                       aligned16(weight) && (grad_extra == nullptr || aligned16(grad_extra));
+  const bool aligned = aligned16(grad_x) && aligned16(grad_weight) && aligned16(grad_out) &&
+                       aligned16(x) && aligned16(weight) &&
+                       (grad_extra == nullptr || aligned16(grad_extra));
   const BwdPlan p = plan_bwd<T>(rows, hidden, sm_count, aligned, grad_extra != nullptr);
   A* partial = static_cast<A*>(scratch);
   const A eps_a = static_cast<A>(eps);
+  // A one-block grid of the fused kernels writes grad_weight itself (store_dw).
+  const bool fused = p.staged.threads > 0 || p.row.cached;
+  T* const direct = rows > 0 && fused && p.num_partials == 1 ? grad_weight : nullptr;
   if (rows > 0) {
     if (p.staged.threads > 0) {
-      launch_bwd_staged<T>(p, grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden, eps_a,
-                           stream);
+      launch_bwd_staged<T>(p, grad_x, partial, direct, grad_out, grad_extra, x, weight, rows,
+                           hidden, eps_a, stream);
     } else if (p.row.cached && p.vectorised) {
-      launch_bwd_fused<T, V>(p, grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden,
-                             eps_a, stream);
+      launch_bwd_fused<T, V>(p, grad_x, partial, direct, grad_out, grad_extra, x, weight, rows,
+                             hidden, eps_a, stream);
     } else if (p.row.cached) {
-      launch_bwd_fused<T, 1>(p, grad_x, partial, grad_out, grad_extra, x, weight, rows, hidden,
-                             eps_a, stream);
+      launch_bwd_fused<T, 1>(p, grad_x, partial, direct, grad_out, grad_extra, x, weight, rows,
+                             hidden, eps_a, stream);
     } else {
       A* rstd = partial + p.num_partials * hidden;
       rms_norm_bwd_dx_kernel<T><<<static_cast<unsigned>(p.grid), 1024, 0, stream>>>(
@@ -1310,6 +1334,7 @@ void launch_bwd(T* grad_x, T* grad_weight, const T* grad_out, const T* grad_extr
     }
     check_launch("rms_norm backward kernel launch");
   }
+  if (direct != nullptr) return;
   const int64_t num_partials = rows > 0 ? p.num_partials : 0;
   const dim3 sum_grid(static_cast<unsigned>((hidden + kSumCols - 1) / kSumCols));
   sum_partials_kernel<T><<<sum_grid, dim3(kSumCols, kSumSplit), 0, stream>>>(grad_weight, partial,
