@@ -212,6 +212,30 @@ def test_many_rows_random(device, dtype):
     check_all_norm_ops(rand(1 << 18, 24, dtype=dtype, device=device), dtype, device)
 
 
+# Rows too long to stage or to keep in registers, short enough for the
+# backward's two-pass kernel (8 vectors per thread, up to 512 threads): fp32
+# 2049-4096 vectors (hidden 8196-16384), double 2049-4096 (4098-8192); more rows than the
+# persistent grid has blocks, so blocks carry dw over several rows. Then one
+# vector past it (the three-kernel fallback).
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    ("dtype", "hidden"),
+    [
+        (torch.float32, 8196),
+        (torch.float32, 12292),
+        (torch.float32, 16384),
+        (torch.float32, 16388),
+        (torch.float64, 4098),
+        (torch.float64, 8192),
+        (torch.float64, 8194),
+    ],
+    ids=str,
+)
+def test_backward_two_pass_rows(dtype, hidden):
+    rows = 3 * torch.cuda.get_device_properties(0).multi_processor_count + 5
+    check_all_norm_ops(rand(rows, hidden, dtype=dtype, device="cuda"), dtype, "cuda")
+
+
 # ---- every width around the vector and block sizes ----------------------------
 WIDTHS = [1, 2, 7, 15, 16, 17, 31, 33, 63, 64, 65, 127, 1023, 1024, 1025, 2049, 4097]
 

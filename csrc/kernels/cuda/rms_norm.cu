@@ -31,8 +31,13 @@
 // reduction and the output, and the backward keeps its weight-gradient
 // partial sums in registers.
 //
+// Backward two-pass (fp32 and double rows too long to stage or to keep in
+// registers): the v6 forward's manner, with the block's dw sums in registers.
+// Rows longer still take a three-kernel fallback (dx, dw partials, sum).
+//
 // The weight gradient sums over rows: each block writes one partial row, and
-// a second kernel adds the partials in a fixed order (deterministic).
+// a second kernel adds the partials in a fixed order (deterministic); a grid
+// of one block writes the gradient itself.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -1028,6 +1033,95 @@ __global__ void __launch_bounds__(kStagedMaxThreads, 1)
                        blockDim.x);
 }
 
+// Long rows (too long to stage or to keep in registers: fp32 hidden 8K-16K,
+// double 4K-8K) in the v6 forward's manner: a persistent grid, one row at a
+// time, nothing of the row held across the reduction. Pass 1 reads x, dy and
+// w for the two sums; pass 2 re-reads them (the block's row, from L2) for dx
+// and adds this thread's dw terms, which stay in registers for all the
+// block's rows (C * V accumulators) and end in the block's partial row.
+// Before it these rows took three kernels with element-wise loads, the
+// weight gradient re-reading x and dy from memory (fp32 16384 x 16384: 2.2 ms,
+// 30% of a copy; H200, benchmarks/NOTES.md).
+constexpr int kBwdTwoPassC = 8;
+constexpr int kBwdTwoPassMaxThreads = 512;
+
+template <typename T>
+__global__ void __launch_bounds__(kBwdTwoPassMaxThreads)
+    rms_norm_bwd_two_pass_kernel(T* __restrict__ grad_x,
+                                 typename Acc<T>::type* __restrict__ partial,
+                                 T* __restrict__ grad_weight, const T* __restrict__ grad_out,
+                                 const T* __restrict__ grad_extra, const T* __restrict__ x,
+                                 const T* __restrict__ weight, int64_t rows, int hidden,
+                                 typename Acc<T>::type eps) {
+  using A = typename Acc<T>::type;
+  constexpr int V = kVec16<T>;
+  constexpr int C = kBwdTwoPassC;
+  using VecT = Vec<T, V>;
+  __shared__ A scratch[32];
+  const int nvec = hidden / V;
+  const A n = static_cast<A>(hidden);
+  const VecT* w = reinterpret_cast<const VecT*>(weight);
+  A dw[C][V];
+#pragma unroll
+  for (int c = 0; c < C; ++c)
+#pragma unroll
+    for (int k = 0; k < V; ++k) dw[c][k] = 0;
+
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int64_t offset = row * hidden;
+    const VecT* xr = reinterpret_cast<const VecT*>(x + offset);
+    const VecT* dyr = reinterpret_cast<const VecT*>(grad_out + offset);
+    A sums[2] = {0, 0};  // sum x^2, sum w*dy*x
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        const VecT xv = xr[i], dyv = dyr[i], wv = w[i];
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const A xf = to_acc<A>(xv.v[k]);
+          sums[0] += xf * xf;
+          sums[1] += to_acc<A>(dyv.v[k]) * to_acc<A>(wv.v[k]) * xf;
+        }
+      }
+    }
+    block_sum2(sums, scratch);
+    const A rstd = A(1) / sqrt(sums[0] / n + eps);
+    const A coef = rstd * rstd * rstd * sums[1] / n;
+    VecT* gxr = reinterpret_cast<VecT*>(grad_x + offset);
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        const VecT xv = xr[i], dyv = dyr[i], wv = w[i];
+        VecT ev;
+        if (grad_extra != nullptr) ev = reinterpret_cast<const VecT*>(grad_extra + offset)[i];
+        VecT g;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const A xf = to_acc<A>(xv.v[k]);
+          const A dy = to_acc<A>(dyv.v[k]);
+          A gx = rstd * dy * to_acc<A>(wv.v[k]) - coef * xf;
+          if (grad_extra != nullptr) gx += to_acc<A>(ev.v[k]);
+          g.v[k] = Cast<T>::from(gx);
+          dw[c][k] += dy * xf * rstd;
+        }
+        gxr[i] = g;
+      }
+    }
+  }
+  store_dw<T, A, V, C>(dw, partial + static_cast<int64_t>(blockIdx.x) * hidden, grad_weight, nvec,
+                       blockDim.x);
+}
+
+// Rows the two-pass kernel takes: whole 16-byte vectors, at most C * 512 of
+// them, with at most 32 registers of dw accumulators (fp32 and double; the
+// 16-bit types' 64 would spill, so their rows over 16384 keep the fallback).
+template <typename T>
+constexpr bool bwd_two_pass_built() {
+  return kBwdTwoPassC * kVec16<T> * sizeof(typename Acc<T>::type) <= 128;
+}
+
 // Terms a float running sum takes before it is added into a double, so no
 // float sum covers more than 64 terms; the double add every 64 terms is a
 // small cost (not measured) even where doubles run at 1/64 of the float rate.
@@ -1141,6 +1235,7 @@ struct BwdPlan {
   bool vectorised;
   StagedPlan staged;  // staged.threads > 0: the v5 kernel, with staged_c vectors per thread
   int staged_c;
+  int two_pass_threads;  // > 0: rms_norm_bwd_two_pass_kernel with this many threads
   int64_t num_partials;
   int64_t grid;            // fused kernel blocks (== num_partials) or dx-kernel blocks
   int64_t rows_per_chunk;  // fallback only
@@ -1215,6 +1310,16 @@ BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool 
     return p;
   }
   p.row = plan_row(nvec, kBwdMaxThreads);
+  if constexpr (bwd_two_pass_built<T>()) {
+    if (!p.row.cached && p.vectorised && nvec <= int64_t{kBwdTwoPassC} * kBwdTwoPassMaxThreads) {
+      p.two_pass_threads =
+          static_cast<int>(((nvec + kBwdTwoPassC - 1) / kBwdTwoPassC + 31) / 32 * 32);
+      p.grid = persistent_grid(reinterpret_cast<const void*>(rms_norm_bwd_two_pass_kernel<T>),
+                               p.two_pass_threads, rows, sm_count);
+      p.num_partials = p.grid;
+      return p;
+    }
+  }
   if (p.row.cached) {
     const void* kernel = p.vectorised ? bwd_kernel_for<T, V>(p.row.vecs_per_thread)
                                       : bwd_kernel_for<T, 1>(p.row.vecs_per_thread);
@@ -1238,7 +1343,7 @@ int64_t bwd_scratch_bytes(int64_t rows, int64_t hidden, int sm_count) {
   // The plan depends on pointer alignment and on whether grad_extra is
   // given, both unknown here: size for the largest of the four plans.
   auto bytes = [&](const BwdPlan& b) {
-    const bool needs_rstd = b.staged.threads == 0 && !b.row.cached;
+    const bool needs_rstd = b.staged.threads == 0 && b.two_pass_threads == 0 && !b.row.cached;
     return static_cast<int64_t>(sizeof(A)) * (b.num_partials * hidden + (needs_rstd ? rows : 0));
   };
   int64_t most = 0;
@@ -1310,12 +1415,19 @@ void launch_bwd(T* grad_x, T* grad_weight, const T* grad_out, const T* grad_extr
   A* partial = static_cast<A*>(scratch);
   const A eps_a = static_cast<A>(eps);
   // A one-block grid of the fused kernels writes grad_weight itself (store_dw).
-  const bool fused = p.staged.threads > 0 || p.row.cached;
+  const bool fused = p.staged.threads > 0 || p.two_pass_threads > 0 || p.row.cached;
   T* const direct = rows > 0 && fused && p.num_partials == 1 ? grad_weight : nullptr;
   if (rows > 0) {
     if (p.staged.threads > 0) {
       launch_bwd_staged<T>(p, grad_x, partial, direct, grad_out, grad_extra, x, weight, rows,
                            hidden, eps_a, stream);
+    } else if (p.two_pass_threads > 0) {
+      if constexpr (bwd_two_pass_built<T>()) {
+        rms_norm_bwd_two_pass_kernel<T>
+            <<<static_cast<unsigned>(p.grid), p.two_pass_threads, 0, stream>>>(
+                grad_x, partial, direct, grad_out, grad_extra, x, weight, rows,
+                static_cast<int>(hidden), eps_a);
+      }
     } else if (p.row.cached && p.vectorised) {
       launch_bwd_fused<T, V>(p, grad_x, partial, direct, grad_out, grad_extra, x, weight, rows,
                              hidden, eps_a, stream);
