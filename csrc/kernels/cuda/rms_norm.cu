@@ -1039,7 +1039,6 @@ __global__ void __launch_bounds__(kStagedMaxThreads, 1)
 // w for the two sums; pass 2 re-reads them (the block's row, from L2) for dx
 // and adds this thread's dw terms, which stay in registers for all the
 // block's rows (C * V accumulators) and end in the block's partial row.
-// Pass 1 of a block's next row runs inside pass 2 of the current one.
 // Before it these rows took three kernels with element-wise loads, the
 // weight gradient re-reading x and dy from memory (fp32 16384 x 16384: 2.2 ms,
 // 30% of a copy; H200, benchmarks/NOTES.md).
@@ -1068,48 +1067,35 @@ __global__ void __launch_bounds__(kBwdTwoPassMaxThreads)
 #pragma unroll
     for (int k = 0; k < V; ++k) dw[c][k] = 0;
 
-  // Adds one row's terms to the two sums (sum x^2, sum w*dy*x), vector by vector.
-  auto add_terms = [&](A(&sums)[2], const VecT& xv, const VecT& dyv, const VecT& wv) {
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int64_t offset = row * hidden;
+    const VecT* xr = reinterpret_cast<const VecT*>(x + offset);
+    const VecT* dyr = reinterpret_cast<const VecT*>(grad_out + offset);
+    A sums[2] = {0, 0};  // sum x^2, sum w*dy*x
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const A xf = to_acc<A>(xv.v[k]);
-      sums[0] += xf * xf;
-      sums[1] += to_acc<A>(dyv.v[k]) * to_acc<A>(wv.v[k]) * xf;
+    for (int c = 0; c < C; ++c) {
+      const int i = threadIdx.x + c * blockDim.x;
+      if (i < nvec) {
+        const VecT xv = xr[i], dyv = dyr[i], wv = w[i];
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const A xf = to_acc<A>(xv.v[k]);
+          sums[0] += xf * xf;
+          sums[1] += to_acc<A>(dyv.v[k]) * to_acc<A>(wv.v[k]) * xf;
+        }
+      }
     }
-  };
-  auto row_of = [&](const T* base, int64_t row) {
-    return reinterpret_cast<const VecT*>(base + row * hidden);
-  };
-  // The grid is at most `rows` blocks (persistent_grid): every block has a first row.
-  int64_t row = blockIdx.x;
-  A sums[2] = {0, 0};
-#pragma unroll
-  for (int c = 0; c < C; ++c) {
-    const int i = threadIdx.x + c * blockDim.x;
-    if (i < nvec) add_terms(sums, row_of(x, row)[i], row_of(grad_out, row)[i], w[i]);
-  }
-  block_sum2(sums, scratch);
-  // Pass 2 of each row also reads the block's next row for its sums (pass 1),
-  // so one loop issues both rows' loads: the next row's trip to memory overlaps
-  // this row's re-reads from L2 and its stores, and the weight is read once for
-  // both. The terms are added in the same order as a pass of their own would.
-  while (true) {
+    block_sum2(sums, scratch);
     const A rstd = A(1) / sqrt(sums[0] / n + eps);
     const A coef = rstd * rstd * rstd * sums[1] / n;
-    const int64_t next = row + gridDim.x;
-    const bool more = next < rows;  // the same for the whole block
-    const VecT *xr = row_of(x, row), *dyr = row_of(grad_out, row);
-    const VecT *xn = row_of(x, more ? next : row), *dyn = row_of(grad_out, more ? next : row);
-    VecT* gxr = reinterpret_cast<VecT*>(grad_x + row * hidden);
-    A next_sums[2] = {0, 0};
+    VecT* gxr = reinterpret_cast<VecT*>(grad_x + offset);
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const int i = threadIdx.x + c * blockDim.x;
       if (i < nvec) {
         const VecT xv = xr[i], dyv = dyr[i], wv = w[i];
         VecT ev;
-        if (grad_extra != nullptr) ev = row_of(grad_extra, row)[i];
-        if (more) add_terms(next_sums, xn[i], dyn[i], wv);
+        if (grad_extra != nullptr) ev = reinterpret_cast<const VecT*>(grad_extra + offset)[i];
         VecT g;
 #pragma unroll
         for (int k = 0; k < V; ++k) {
@@ -1123,11 +1109,6 @@ __global__ void __launch_bounds__(kBwdTwoPassMaxThreads)
         gxr[i] = g;
       }
     }
-    if (!more) break;
-    block_sum2(next_sums, scratch);
-    sums[0] = next_sums[0];
-    sums[1] = next_sums[1];
-    row = next;
   }
   store_dw<T, A, V, C>(dw, partial + static_cast<int64_t>(blockIdx.x) * hidden, grad_weight, nvec,
                        blockDim.x);
