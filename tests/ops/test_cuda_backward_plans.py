@@ -1,12 +1,20 @@
 """The CUDA rms_norm backward: a one-block grid writes grad_weight itself.
 
 With one row the backward's grid is one block, whose weight-gradient sums are
-the whole gradient: it stores them in the dtype directly and sum_partials is not
-launched. With a second row whose grad_out is zero the grid has two blocks and
-the sums go through the partial rows and sum_partials; the zero row adds +0 to
-each column, so both plans must give the same bits (dx of the first row too).
-Hidden sizes: staged kernel (16-byte rows), the register kernel on unaligned
-rows (not whole vectors), and a row of one element.
+the whole gradient: the staged, register and two-pass kernels store them in the
+dtype directly and sum_partials is not launched. With a second row whose
+grad_out is zero the grid has two blocks and the sums go through the partial
+rows and sum_partials; the zero row adds +0 to each column, so both plans must
+give the same bits (dx of the first row too).
+
+Hidden sizes (in elements; a 16-byte vector holds 8 bf16/fp16, 4 fp32, 2 double):
+- 1 and 2047: not whole vectors, the register kernel element by element;
+- 4096: the staged kernel (sm_80+; the register kernel before);
+- 8192: staged, but the two-pass kernel for double (4096 vectors);
+- 8196: 16-bit not whole vectors and too long for registers: the three-kernel
+  fallback, which always sums partials; the two-pass kernel for fp32
+  (2049 vectors), the fallback for double;
+- 16384: staged for 16-bit, two-pass for fp32, the fallback for double.
 """
 
 from __future__ import annotations
@@ -21,8 +29,29 @@ EPS = 1e-6
 ops = torch.ops.fusedops
 
 
+def uses_fallback(dtype: torch.dtype, hidden: int) -> bool:
+    """Whether the backward of one row of `hidden` takes the three-kernel fallback."""
+    size = torch.empty((), dtype=dtype).element_size()
+    lanes = 16 // size
+    if hidden % lanes:
+        return hidden > 4 * 512  # the register kernel holds up to 4 x 512 elements
+    vectors = hidden // lanes
+    if vectors <= 2048:
+        return False  # staged, or the register kernel
+    return size == 2 or vectors > 8 * 512  # the two-pass kernel: fp32 and double
+
+
+def kernels_of(call) -> list[str]:
+    """The names of the CUDA kernels `call` launches."""
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as prof:
+        call()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32, torch.float64])
-@pytest.mark.parametrize("hidden", [4096, 4095, 1])
+@pytest.mark.parametrize("hidden", [1, 2047, 4096, 8192, 8196, 16384])
 @pytest.mark.parametrize("op", ["rms_norm_backward", "fused_add_rms_norm_backward"])
 def test_one_row_grad_weight_same_bits_as_partials(
     dtype: torch.dtype, hidden: int, op: str
@@ -47,3 +76,8 @@ def test_one_row_grad_weight_same_bits_as_partials(
     rstd = (x64.pow(2).mean(-1, keepdim=True) + EPS).rsqrt()
     want = (dy[:1].double() * x64 * rstd).sum(0)
     torch.testing.assert_close(dw_one.double(), want, rtol=2e-2, atol=1e-2)
+
+    # The plan itself: one kernel for one row, sum_partials after it otherwise.
+    one, two = kernels_of(lambda: backward(1)), kernels_of(lambda: backward(2))
+    summed = [any("sum_partials" in name for name in names) for names in (one, two)]
+    assert summed == [uses_fallback(dtype, hidden), True], (one, two)

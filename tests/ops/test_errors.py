@@ -140,7 +140,7 @@ def test_python_api_none_tensor_named(requires_grad: bool) -> None:
         fusedops.rms_norm(xg, None)
     with pytest.raises(RuntimeError, match="expected residual to be a tensor, got None"):
         fusedops.fused_add_rms_norm(xg, None, w)
-    with pytest.raises(RuntimeError, match="expected x to be a tensor, got NoneType"):
+    with pytest.raises(RuntimeError, match="expected x to be a tensor, got None"):
         fusedops.silu_and_mul(None)
 
 

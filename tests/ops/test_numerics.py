@@ -232,7 +232,7 @@ def test_many_rows_random(device, dtype):
     ids=str,
 )
 def test_backward_two_pass_rows(dtype, hidden):
-    rows = 3 * torch.cuda.get_device_properties(0).multi_processor_count + 5
+    rows = 8 * torch.cuda.get_device_properties(0).multi_processor_count + 5
     check_all_norm_ops(rand(rows, hidden, dtype=dtype, device="cuda"), dtype, "cuda")
 
 

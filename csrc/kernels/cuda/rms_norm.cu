@@ -815,8 +815,11 @@ void launch_fwd(T* out, T* residual_out, const T* x, const T* residual, const T*
 // sector. At one row per block that store was most of the kernel (bf16, 1
 // row of 4096: ncu, benchmarks/NOTES.md). A grid of one block holds the whole
 // gradient: grad_weight is then given, and gets it in T directly, with no
-// sum_partials launch after; `+ A(0)` makes a -0 sum +0, as sum_partials's
-// zero-started sum does, so both paths give the same bits.
+// sum_partials launch after. Same bits as that launch: sum_partials adds the
+// one partial to zeros, and `+ A(0)` does the same here (the sums start at +0
+// and so are never -0; a NaN stays a NaN either way). The partial rows are
+// whole vectors of A (32 bytes for bf16): launch_bwd checks the scratch is
+// 32-byte aligned before it picks a vectorised plan.
 template <typename T, typename A, int V, int C>
 __device__ __forceinline__ void store_dw(const A (&dw)[C][V], A* __restrict__ partial_row,
                                          T* __restrict__ grad_weight, int64_t nvec, int stride) {
@@ -1040,8 +1043,10 @@ __global__ void __launch_bounds__(kStagedMaxThreads, 1)
 // and adds this thread's dw terms, which stay in registers for all the
 // block's rows (C * V accumulators) and end in the block's partial row.
 // Before it these rows took three kernels with element-wise loads, the
-// weight gradient re-reading x and dy from memory (fp32 16384 x 16384: 2.2 ms,
-// 30% of a copy; H200, benchmarks/NOTES.md).
+// weight gradient re-reading x and dy from memory (fp32 16384 x 16384 on an
+// H100: 2.90 ms, 1.68 ms with this kernel; benchmarks/RESULTS.md). As in the
+// staged and register kernels, each dw accumulator adds rows / grid terms in
+// A; the fallback's column sums, which may run over ~10^5 rows, flush to double.
 constexpr int kBwdTwoPassC = 8;
 constexpr int kBwdTwoPassMaxThreads = 512;
 
@@ -1408,9 +1413,12 @@ void launch_bwd(T* grad_x, T* grad_weight, const T* grad_out, const T* grad_extr
   using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   if (hidden == 0) return;
+  // The scratch (partial rows of Vec<A, V>, up to 32 bytes) comes from torch's
+  // caching allocator, 512-byte aligned; another allocator may give less.
   const bool aligned = aligned16(grad_x) && aligned16(grad_weight) && aligned16(grad_out) &&
                        aligned16(x) && aligned16(weight) &&
-                       (grad_extra == nullptr || aligned16(grad_extra));
+                       (grad_extra == nullptr || aligned16(grad_extra)) &&
+                       reinterpret_cast<uintptr_t>(scratch) % 32 == 0;
   const BwdPlan p = plan_bwd<T>(rows, hidden, sm_count, aligned, grad_extra != nullptr);
   A* partial = static_cast<A*>(scratch);
   const A eps_a = static_cast<A>(eps);
@@ -1422,6 +1430,7 @@ void launch_bwd(T* grad_x, T* grad_weight, const T* grad_out, const T* grad_extr
       launch_bwd_staged<T>(p, grad_x, partial, direct, grad_out, grad_extra, x, weight, rows,
                            hidden, eps_a, stream);
     } else if (p.two_pass_threads > 0) {
+      // plan_bwd sets two_pass_threads only where the kernel is built.
       if constexpr (bwd_two_pass_built<T>()) {
         rms_norm_bwd_two_pass_kernel<T>
             <<<static_cast<unsigned>(p.grid), p.two_pass_threads, 0, stream>>>(
