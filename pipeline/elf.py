@@ -31,7 +31,7 @@ def dt_needed(path: Path) -> list[str]:
     """The DT_NEEDED entries of a 64-bit little-endian ELF shared library, in order."""
     data = path.read_bytes()
     if data[:4] != b"\x7fELF" or len(data) < 64:
-        raise ElfReadError(f"{path.name} is not an ELF file")
+        raise ElfReadError(f"{path.name} does not start with the ELF magic number")
     if data[4] != 2 or data[5] != 1:
         raise UnsupportedElf(f"{path.name} is not a 64-bit little-endian ELF file")
     try:

@@ -71,8 +71,8 @@ def test_static_runtime_is_refused_by_the_build_check_and_the_gate(tmp_path: Pat
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"not a library at all", "is not an ELF file"),
-        (b"", "is not an ELF file"),
+        (b"not a library at all", "does not start with the ELF magic number"),
+        (b"", "does not start with the ELF magic number"),
     ],
     ids=["text", "empty"],
 )

@@ -1080,6 +1080,17 @@ def test_elf_needed_on_truncated_file(good_so: Path, tmp_path: Path) -> None:
         probe.fatbin_section(cut)
 
 
+def test_elf_needed_on_a_file_that_is_not_elf(tmp_path: Path) -> None:
+    text = tmp_path / "_C.abi3.so"
+    text.write_bytes(b"not a library at all")
+    with pytest.raises(probe.ElfError) as info:
+        probe.elf_needed(text)
+    # One statement of what is wrong, not "is not an ELF file: not a readable ELF file".
+    assert str(info.value) == (
+        "_C.abi3.so does not start with the ELF magic number: not a readable ELF file"
+    )
+
+
 def _fatbin_entry(kind: int, payload: int, arch: int, flags: int, full: int) -> bytes:
     fields = (kind, 0x101, 64, payload, payload if full else 0, 0, 8, 1, arch, 0, 0, flags, 0, full)
     return struct.pack("<HHIQIIHHIIIQQQ", *fields) + b"\0" * payload
