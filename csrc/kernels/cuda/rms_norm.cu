@@ -841,9 +841,9 @@ __device__ __forceinline__ void store_dw(const A (&dw)[C][V], A* __restrict__ pa
     }
   }
 }
-//
-// Rows of at most C*T vectors. partial[blockIdx.x, :] receives this block's
-// share of dw.
+
+// v4 backward, the register kernel: rows of at most C*T vectors.
+// partial[blockIdx.x, :] receives this block's share of dw (store_dw).
 // On sm_75 ptxas squeezed <bf16, 8, 2> to 64 registers and spilled 20
 // bytes; the minimum-blocks hint stops that. It is given on sm_75 only, so
 // the v4 kernels on sm_80+ keep the register counts they were measured with.
@@ -926,7 +926,7 @@ __global__ void FUSEDOPS_V4_BWD_BOUNDS rms_norm_bwd_kernel(
 // each). Thread t owns vectors t + c*T, c < C, of every row: it copies them,
 // reads them back, and keeps their weight-gradient sums in dw (C*V floats; the
 // row data itself never lives in registers for long).
-// partial[blockIdx.x, :] receives this block's share of dw.
+// partial[blockIdx.x, :] receives this block's share of dw (store_dw).
 // __launch_bounds__(..., 1): without the minimum-blocks hint ptxas squeezed
 // C = 4 (and float C = 8) to 64 registers and spilled a few bytes; with it,
 // it takes the ~90 registers it needs (occupancy here is set by shared memory).
