@@ -12,7 +12,7 @@ decode step or a small fine-tuning batch has. Columns, per dtype and shape:
   Liger (if importable) and fusedops;
 - host time per call of the fusedops backward op below autograd in a plain loop
   (the device synchronised once per loop).
-`--fusedops-only` keeps the two fusedops columns (for comparing wheels: run
+`--fusedops-only` keeps the fusedops columns (for comparing wheels: run
 it once per installed wheel, alternating). A script, not a test: the numbers go to benchmarks/RESULTS.md.
 """
 
@@ -102,7 +102,7 @@ def measure(
         graph_us(fwd_bwd(compiled_rms_norm())) if others else nan,
         graph_us(fwd_bwd(liger)) if others and liger is not None else nan,
         graph_us(fwd_bwd(fusedops.rms_norm)),
-        host_us(ours) if others else nan,
+        host_us(ours),
     ]
 
 

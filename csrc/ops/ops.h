@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -208,11 +209,15 @@ struct Ops {
       const int sm_count = kernels::cuda_sm_count(Api::device_index(x));
       const int64_t scratch_bytes =
           kernels::rms_norm_backward_cuda_scratch_bytes(dtype, rows, hidden, sm_count);
-      // Scratch from torch's caching allocator: no cudaMalloc in the op.
-      Tensor scratch = Api::empty_bytes(scratch_bytes, x);
+      // Scratch from torch's caching allocator: no cudaMalloc in the op. A
+      // one-block plan needs none, and an allocation is a host cost per call.
+      // (std::optional: a default stable::Tensor allocates a handle.)
+      std::optional<Tensor> scratch;
+      if (scratch_bytes > 0) scratch.emplace(Api::empty_bytes(scratch_bytes, x));
       kernels::rms_norm_backward_cuda(dtype, Api::data(grad_x), Api::data(grad_weight),
                                       Api::data(grad_out), extra, Api::data(x), Api::data(weight),
-                                      rows, hidden, eps, Api::data(scratch), sm_count,
+                                      rows, hidden, eps,
+                                      scratch ? Api::data(*scratch) : nullptr, sm_count,
                                       Api::current_stream(x));
 #else
       no_cuda(op);

@@ -1346,10 +1346,13 @@ int64_t bwd_scratch_bytes(int64_t rows, int64_t hidden, int sm_count) {
   using A = typename Acc<T>::type;
   if (rows == 0 || hidden == 0) return 0;
   // The plan depends on pointer alignment and on whether grad_extra is
-  // given, both unknown here: size for the largest of the four plans.
+  // given, both unknown here: size for the largest of the four plans. A
+  // one-block grid of a fused kernel writes grad_weight itself (launch_bwd)
+  // and needs none: the op then makes no allocation for it (one row, decode).
   auto bytes = [&](const BwdPlan& b) {
-    const bool needs_rstd = b.staged.threads == 0 && b.two_pass_threads == 0 && !b.row.cached;
-    return static_cast<int64_t>(sizeof(A)) * (b.num_partials * hidden + (needs_rstd ? rows : 0));
+    const bool fused = b.staged.threads > 0 || b.two_pass_threads > 0 || b.row.cached;
+    if (fused && b.num_partials == 1) return int64_t{0};
+    return static_cast<int64_t>(sizeof(A)) * (b.num_partials * hidden + (fused ? 0 : rows));
   };
   int64_t most = 0;
   for (const bool aligned : {true, false}) {
@@ -1507,11 +1510,6 @@ void rms_norm_backward_cuda(DType dtype, void* grad_x, void* grad_weight, const 
   });
 }
 
-int cuda_sm_count(int device) {
-  int count = 0;
-  cuda::check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
-                   "cudaDeviceGetAttribute(MultiProcessorCount)");
-  return count;
-}
+int cuda_sm_count(int device) { return cuda::device_limits(device).sm_count; }
 
 }  // namespace fusedops::kernels
