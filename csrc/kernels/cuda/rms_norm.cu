@@ -1291,6 +1291,23 @@ constexpr int64_t kBwdStagedMaxVecs = int64_t{kBwdStagedMaxC} * kStagedMaxThread
 // least one block per SM, so small problems keep every SM busy.
 constexpr int64_t kMinRowsPerStagedBlock = 8;
 
+// The two-pass kernel's grid gets the same floor. Its partial rows are long
+// (fp32 hidden 12K-16K: 48-64 KB each), and one block per row as rows pass the
+// SM count wrote and re-read one for every row: fp32 256 x 16384 on an H100
+// took 39.2 us with 256 blocks, 32.0 with 132 (1024 rows: 116.6 -> 100.3 us;
+// benchmarks/RESULTS.md).
+#ifndef FUSEDOPS_TWO_PASS_MIN_ROWS
+#define FUSEDOPS_TWO_PASS_MIN_ROWS 8
+#endif
+constexpr int64_t kMinRowsPerTwoPassBlock = FUSEDOPS_TWO_PASS_MIN_ROWS;
+
+// A fused backward's grid: at most `resident` blocks, at most one per row, and
+// at least `min_rows` rows a block once that still leaves a block per SM.
+int64_t floored_grid(int64_t rows, int64_t resident, int sm_count, int64_t min_rows) {
+  const int64_t enough = std::max<int64_t>(sm_count, (rows + min_rows - 1) / min_rows);
+  return std::max<int64_t>(1, std::min({rows, resident, enough}));
+}
+
 template <typename T>
 BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool has_extra) {
   constexpr int V = kVec16<T>;
@@ -1308,9 +1325,7 @@ BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool 
   }
   if (p.staged.threads > 0) {
     const int64_t resident = static_cast<int64_t>(sm_count) * p.staged.blocks_per_sm;
-    const int64_t enough =
-        std::max<int64_t>(sm_count, (rows + kMinRowsPerStagedBlock - 1) / kMinRowsPerStagedBlock);
-    p.grid = std::max<int64_t>(1, std::min({rows, resident, enough}));
+    p.grid = floored_grid(rows, resident, sm_count, kMinRowsPerStagedBlock);
     p.num_partials = p.grid;
     return p;
   }
@@ -1319,8 +1334,10 @@ BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool 
     if (!p.row.cached && p.vectorised && nvec <= int64_t{kBwdTwoPassC} * kBwdTwoPassMaxThreads) {
       p.two_pass_threads =
           static_cast<int>(((nvec + kBwdTwoPassC - 1) / kBwdTwoPassC + 31) / 32 * 32);
-      p.grid = persistent_grid(reinterpret_cast<const void*>(rms_norm_bwd_two_pass_kernel<T>),
-                               p.two_pass_threads, rows, sm_count);
+      const void* kernel = reinterpret_cast<const void*>(rms_norm_bwd_two_pass_kernel<T>);
+      const int64_t resident = static_cast<int64_t>(sm_count) *
+                               blocks_per_sm(kernel, p.two_pass_threads, current_device());
+      p.grid = floored_grid(rows, resident, sm_count, kMinRowsPerTwoPassBlock);
       p.num_partials = p.grid;
       return p;
     }
