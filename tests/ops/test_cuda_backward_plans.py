@@ -5,7 +5,8 @@ the whole gradient: the staged, register and two-pass kernels store them in the
 dtype directly and sum_partials is not launched. With a second row whose
 grad_out is zero the grid has two blocks and the sums go through the partial
 rows and sum_partials; the zero row adds +0 to each column, so both plans must
-give the same bits (dx of the first row too).
+give the same bits (dx of the first row too). The same holds for 40 rows and a
+41st zero row (41 blocks: a split of sum_partials adds two partial rows).
 
 Hidden sizes (in elements; a 16-byte vector holds 8 bf16/fp16, 4 fp32, 2 double):
 - 1 and 2047: not whole vectors, the register kernel element by element;
@@ -81,3 +82,22 @@ def test_one_row_grad_weight_same_bits_as_partials(
     one, two = kernels_of(lambda: backward(1)), kernels_of(lambda: backward(2))
     summed = [any("sum_partials" in name for name in names) for names in (one, two)]
     assert summed == [uses_fallback(dtype, hidden), True], (one, two)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("hidden", [2047, 4096, 16384])
+def test_zero_row_adds_nothing_across_41_blocks(dtype: torch.dtype, hidden: int) -> None:
+    rows = 40
+    x = randn(rows + 1, hidden, dtype=dtype, device="cuda")
+    w = randn(hidden, dtype=dtype, device="cuda", seed=1)
+    dy = randn(rows + 1, hidden, dtype=dtype, device="cuda", seed=2)
+    dy[rows] = 0
+    dx, dw = ops.rms_norm_backward(dy[:rows], x[:rows], w, EPS)
+    dx_more, dw_more = ops.rms_norm_backward(dy, x, w, EPS)
+    assert torch.equal(dw, dw_more)
+    assert torch.equal(dx, dx_more[:rows])
+    assert torch.equal(dw_more, ops.rms_norm_backward(dy, x, w, EPS)[1])  # deterministic
+    x64 = x[:rows].double()
+    rstd = (x64.pow(2).mean(-1, keepdim=True) + EPS).rsqrt()
+    want = (dy[:rows].double() * x64 * rstd).sum(0)
+    torch.testing.assert_close(dw.double(), want, rtol=2e-2, atol=5e-2)

@@ -1291,15 +1291,15 @@ constexpr int64_t kBwdStagedMaxVecs = int64_t{kBwdStagedMaxC} * kStagedMaxThread
 // least one block per SM, so small problems keep every SM busy.
 constexpr int64_t kMinRowsPerStagedBlock = 8;
 
-// The two-pass kernel's grid gets the same floor. Its partial rows are long
-// (fp32 hidden 12K-16K: 48-64 KB each), and one block per row as rows pass the
-// SM count wrote and re-read one for every row: fp32 256 x 16384 on an H100
-// took 39.2 us with 256 blocks, 32.0 with 132 (1024 rows: 116.6 -> 100.3 us;
-// benchmarks/RESULTS.md).
-#ifndef FUSEDOPS_TWO_PASS_MIN_ROWS
-#define FUSEDOPS_TWO_PASS_MIN_ROWS 8
-#endif
-constexpr int64_t kMinRowsPerTwoPassBlock = FUSEDOPS_TWO_PASS_MIN_ROWS;
+// The two-pass kernel's grid gets the same floor when its blocks are 16 warps
+// (fp32 rows over 15360, double over 7680). Its partial rows are long (64 KB
+// at fp32 16384), and with a block per row past the SM count one is written
+// and re-read for every row: fp32 16384 went from 39.2 to 32.0 us at 256 rows
+// on an H100 (29.8 -> 27.9 on an H200), 116.6 -> 100.3 at 1024 (H200: 83.7 ->
+// 84.6). With 12-warp blocks (fp32 12288) one block per SM hid too little
+// latency on the H200: 1024 rows 62.5 -> 70.4 us. benchmarks/RESULTS.md.
+constexpr int64_t kMinRowsPerTwoPassBlock = 8;
+constexpr int kTwoPassFloorMinThreads = 512;
 
 // A fused backward's grid: at most `resident` blocks, at most one per row, and
 // at least `min_rows` rows a block once that still leaves a block per SM.
@@ -1337,7 +1337,8 @@ BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool 
       const void* kernel = reinterpret_cast<const void*>(rms_norm_bwd_two_pass_kernel<T>);
       const int64_t resident = static_cast<int64_t>(sm_count) *
                                blocks_per_sm(kernel, p.two_pass_threads, current_device());
-      p.grid = floored_grid(rows, resident, sm_count, kMinRowsPerTwoPassBlock);
+      const bool floor = p.two_pass_threads >= kTwoPassFloorMinThreads;
+      p.grid = floored_grid(rows, resident, sm_count, floor ? kMinRowsPerTwoPassBlock : 1);
       p.num_partials = p.grid;
       return p;
     }
