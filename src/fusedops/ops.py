@@ -209,10 +209,9 @@ class _Function(torch.autograd.Function):
 
     The base gives each subclass its forward (the op below autograd) and
     `ctx_style`, the same Function with the context in forward, which
-    `autograd_apply` applies outside torch.func (its C++ apply, see
-    `_cxx_apply`, after `_unwrapping`): torch (before 2.12) binds the
-    arguments of a setup_context-style Function through inspect.signature on
-    every call. Both forwards call the op's C++ entry (`OpOverload._op`)
+    `autograd_apply` applies outside torch.func (see `_autograd_apply`):
+    torch (before 2.12) binds the arguments of a setup_context-style Function
+    through inspect.signature on every call. Both forwards call the op's C++ entry (`OpOverload._op`)
     directly: the OpOverload's Python `__call__` is a frame per call that does
     nothing here.
     """
@@ -252,7 +251,24 @@ class _Function(torch.autograd.Function):
         tensor_args = types.count("Tensor")
         # The ops take their tensors first, then floats.
         assert types[:tensor_args] == ["Tensor"] * tensor_args, types
-        cls.autograd_apply = staticmethod(_unwrapping(_cxx_apply(cls.ctx_style), tensor_args))
+        cls.autograd_apply = staticmethod(_autograd_apply(cls.ctx_style, tensor_args))
+
+
+# From torch 2.12 `Function.apply` is the C++ apply itself, which binds the
+# arguments, handles torch.func and unwraps dead functorch wrappers on its own.
+_TORCH_APPLY_IS_CXX = vars(torch.autograd.Function).get("apply") is vars(
+    getattr(torch._C, "_FunctionBase", object)
+).get("apply", False)
+
+
+def _autograd_apply(function: type[torch.autograd.Function], tensor_args: int) -> Callable:
+    """How the wrappers apply a ctx-style Function outside torch.func: torch's own
+    apply where it is the C++ one already (the unwrapping again in Python cost
+    0.6-0.7 µs a call on torch 2.14, benchmarks/RESULTS.md), else its C++ apply
+    after `_unwrapping`."""
+    if _TORCH_APPLY_IS_CXX:
+        return function.apply
+    return _unwrapping(_cxx_apply(function), tensor_args)
 
 
 def _unwrapping(apply: Callable, tensor_args: int) -> Callable:
