@@ -1,6 +1,6 @@
 """Test built wheels on this machine's GPU, with GPU tests required.
 
-    python scripts/gpu_test.py WHEEL [WHEEL ...] [--no-sanitizer] [-k EXPR]
+    python scripts/gpu_test.py WHEEL [WHEEL ...] [--no-sanitizer | --sanitizer-only] [-k EXPR]
 
 For each wheel: install it into a private directory against the machine's own
 torch (`pip install --no-deps --target`, so torch is never touched), run the
@@ -9,6 +9,10 @@ skipping), then run the CUDA workload once under `compute-sanitizer` memcheck
 and racecheck where the tool exists. Prints a verdict per wheel and exits
 non-zero if any step of any wheel failed. Needs only pip and pytest: this is
 what a bare GPU runner has.
+
+A job with a time limit per command can split the run in two: `--no-sanitizer`
+(the suite), then `--sanitizer-only` (install, import and the two sanitizer
+runs, where a missing compute-sanitizer is a failure, not a skip).
 """
 
 from __future__ import annotations
@@ -233,6 +237,17 @@ def test_wheel(wheel: Path, args: argparse.Namespace, workdir: Path) -> WheelRes
     if not probe.ok:
         return result
 
+    if not args.sanitizer_only:
+        result.steps.extend(run_suite(wheel, args, workdir, env))
+    result.steps.extend(run_sanitizers(args, workdir, env))
+    return result
+
+
+def run_suite(
+    wheel: Path, args: argparse.Namespace, workdir: Path, env: dict[str, str]
+) -> list[Step]:
+    """pytest with GPU tests required, and the check that every gpu-marked test passed."""
+    steps = []
     required = collect_gpu_tests(env)
     junit = workdir / f"{wheel.stem}.junit.xml"
     pytest_cmd = [
@@ -251,7 +266,7 @@ def test_wheel(wheel: Path, args: argparse.Namespace, workdir: Path) -> WheelRes
     ]
     if args.k:
         pytest_cmd += ["-k", args.k]
-    result.steps.append(run_step("pytest (GPU required)", pytest_cmd, env, REPO))
+    steps.append(run_step("pytest (GPU required)", pytest_cmd, env, REPO))
     # A GPU job must not pass by running fewer GPU tests: every gpu-marked test
     # that collects must have passed (a -k that deselects some fails here too).
     outcomes = junit_outcomes(junit.read_text()) if junit.is_file() else {}
@@ -261,11 +276,18 @@ def test_wheel(wheel: Path, args: argparse.Namespace, workdir: Path) -> WheelRes
     detail = f"{len(required) - len(missing)}/{len(required)} gpu tests passed" + (
         f"; e.g. {missing[0]}" if missing else ""
     )
-    result.steps.append(Step("every GPU test passed", not missing, 0.0, detail))
+    steps.append(Step("every GPU test passed", not missing, 0.0, detail))
+    return steps
 
+
+def run_sanitizers(args: argparse.Namespace, workdir: Path, env: dict[str, str]) -> list[Step]:
+    """The CUDA workload under each sanitizer tool; nothing with --no-sanitizer."""
+    steps = []
     sanitizer = shutil.which("compute-sanitizer")
     if args.no_sanitizer:
         log("compute-sanitizer: skipped (--no-sanitizer)")
+    elif sanitizer is None and args.sanitizer_only:
+        steps.append(Step("compute-sanitizer", False, 0.0, "not found on PATH (--sanitizer-only)"))
     elif sanitizer is None:
         log("compute-sanitizer: not found on PATH, sanitizer steps skipped")
     else:
@@ -284,8 +306,8 @@ def test_wheel(wheel: Path, args: argparse.Namespace, workdir: Path) -> WheelRes
                 env,
                 workdir,
             )
-            result.steps.append(sanitizer_clean(step, tool, output))
-    return result
+            steps.append(sanitizer_clean(step, tool, output))
+    return steps
 
 
 def render(results: list[WheelResult]) -> str:
@@ -301,9 +323,15 @@ def render(results: list[WheelResult]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("wheels", nargs="+", type=Path, help="wheel files to test")
-    parser.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer runs")
+    runs = parser.add_mutually_exclusive_group()
+    runs.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer runs")
+    runs.add_argument(
+        "--sanitizer-only", action="store_true", help="only the compute-sanitizer runs, no pytest"
+    )
     parser.add_argument("-k", help="pytest -k expression (to narrow the suite)")
     args = parser.parse_args(argv)
+    if args.sanitizer_only and args.k:
+        parser.error("-k narrows pytest, which --sanitizer-only does not run")
 
     missing = [w for w in args.wheels if not w.is_file() or w.suffix != ".whl"]
     if missing:

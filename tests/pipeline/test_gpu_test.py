@@ -119,3 +119,49 @@ def test_multi_gpu_tests_are_required_only_on_a_machine_with_two_gpus() -> None:
     assert collected[2] - collected[1] == {two_gpu_test}
     assert len(collected[1]) > 5
     assert g.gpu_marker_expression(0) == g.gpu_marker_expression(1) == "gpu and not multi_gpu"
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--sanitizer-only", "--no-sanitizer"], "not allowed with argument"),
+        (["--sanitizer-only", "-k", "zero"], "-k narrows pytest"),
+    ],
+)
+def test_sanitizer_only_rejects_contradicting_flags(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    wheel = tmp_path / "fusedops-0.1.0-cp310-abi3-linux_x86_64.whl"
+    wheel.write_bytes(b"")
+    result = run(str(wheel), *flags)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_sanitizer_only_fails_without_compute_sanitizer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --sanitizer-only the sanitizers are the job: a missing tool fails it."""
+    module = _gpu_test_module()
+    monkeypatch.setattr(module.shutil, "which", lambda name: None)
+    args = module.argparse.Namespace(no_sanitizer=False, sanitizer_only=True, k=None)
+    steps = module.run_sanitizers(args, tmp_path, dict(os.environ))
+    assert [(s.name, s.ok) for s in steps] == [("compute-sanitizer", False)]
+    # Without --sanitizer-only a missing tool is skipped (the suite is the job).
+    args.sanitizer_only = False
+    assert module.run_sanitizers(args, tmp_path, dict(os.environ)) == []
+
+
+@pytest.mark.slow
+def test_sanitizer_only_runs_no_pytest_and_fails_without_a_gpu() -> None:
+    wheel = os.environ.get("FUSEDOPS_STABLE_WHEEL")
+    if not wheel:
+        pytest.skip("set FUSEDOPS_STABLE_WHEEL (nox -s tests does)")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the point is what happens without one")
+    result = run(wheel, "--sanitizer-only")
+    assert result.returncode == 1, result.stdout[-2000:]
+    verdicts = result.stdout[result.stdout.index("gpu_test verdicts:") :]
+    assert "pytest" not in verdicts and "FAIL  " in verdicts
+    assert "compute-sanitizer" in verdicts
