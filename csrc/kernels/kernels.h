@@ -62,7 +62,8 @@ void fused_add_rms_norm_cuda(DType dtype, void* out, void* residual_out, const v
                              const void* residual, const void* weight, int64_t rows, int64_t hidden,
                              double eps, void* stream);
 
-// Bytes of float scratch rms_norm_backward_cuda needs (may be 0).
+// Bytes of float scratch rms_norm_backward_cuda needs (may be 0; the scratch
+// pointer may then be null).
 int64_t rms_norm_backward_cuda_scratch_bytes(DType dtype, int64_t rows, int64_t hidden,
                                              int device_sm_count);
 

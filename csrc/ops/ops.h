@@ -189,14 +189,15 @@ struct Ops {
     check_same_device(op, "grad_out", grad_out_in, "x", x_in);
     check_same_dtype(op, "grad_out", grad_out_in, "x", x_in);
     check_same_shape(op, "grad_out", grad_out_in, "x", x_in);
-    Tensor grad_extra;
+    // std::optional: a default-constructed stable::Tensor allocates a handle.
+    std::optional<Tensor> grad_extra;
     if (grad_extra_in != nullptr) {
       check_same_device(op, "grad_residual_out", *grad_extra_in, "x", x_in);
       check_same_dtype(op, "grad_residual_out", *grad_extra_in, "x", x_in);
       check_same_shape(op, "grad_residual_out", *grad_extra_in, "x", x_in);
-      grad_extra = Api::contiguous(*grad_extra_in);
+      grad_extra.emplace(Api::contiguous(*grad_extra_in));
     }
-    const void* extra = grad_extra_in != nullptr ? Api::data(grad_extra) : nullptr;
+    const void* extra = grad_extra ? Api::data(*grad_extra) : nullptr;
     const Tensor grad_out = Api::contiguous(grad_out_in);
     const Tensor x = Api::contiguous(x_in);
     const Tensor weight = Api::contiguous(weight_in);
@@ -209,16 +210,16 @@ struct Ops {
       const int sm_count = kernels::cuda_sm_count(Api::device_index(x));
       const int64_t scratch_bytes =
           kernels::rms_norm_backward_cuda_scratch_bytes(dtype, rows, hidden, sm_count);
-      // Scratch from torch's caching allocator: no cudaMalloc in the op. A
-      // one-block plan needs none, and an allocation is a host cost per call.
-      // (std::optional: a default stable::Tensor allocates a handle.)
+      // Scratch from torch's caching allocator: no cudaMalloc in the op. The
+      // size covers every plan the launch may pick (aligned or not); it is 0,
+      // and nothing is allocated, only where all of them are one block (one
+      // row of at most 2048 elements).
       std::optional<Tensor> scratch;
       if (scratch_bytes > 0) scratch.emplace(Api::empty_bytes(scratch_bytes, x));
       kernels::rms_norm_backward_cuda(dtype, Api::data(grad_x), Api::data(grad_weight),
                                       Api::data(grad_out), extra, Api::data(x), Api::data(weight),
-                                      rows, hidden, eps,
-                                      scratch ? Api::data(*scratch) : nullptr, sm_count,
-                                      Api::current_stream(x));
+                                      rows, hidden, eps, scratch ? Api::data(*scratch) : nullptr,
+                                      sm_count, Api::current_stream(x));
 #else
       no_cuda(op);
 #endif

@@ -263,9 +263,11 @@ _TORCH_APPLY_IS_CXX = vars(torch.autograd.Function).get("apply") is vars(
 
 def _autograd_apply(function: type[torch.autograd.Function], tensor_args: int) -> Callable:
     """How the wrappers apply a ctx-style Function outside torch.func: torch's own
-    apply where it is the C++ one already (the unwrapping again in Python cost
-    0.6-0.7 µs a call on torch 2.14, benchmarks/RESULTS.md), else its C++ apply
-    after `_unwrapping`."""
+    apply where it is the C++ one already (unwrapping again in Python cost about
+    0.3 µs a call on a CPU with torch 2.14, benchmarks/RESULTS.md), else its C++
+    apply after `_unwrapping`. tests/faults/test_autodiff.py's vjp-pullback test
+    guards the unwrapping; only a torch < 2.12 (the GPU job's 2.11) runs it
+    through `_unwrapping`, since a newer apply unwraps whatever came before it."""
     if _TORCH_APPLY_IS_CXX:
         return function.apply
     return _unwrapping(_cxx_apply(function), tensor_args)

@@ -42,7 +42,9 @@ def main() -> None:
             (1, 1),
             (3, 7),
             (5, 64),
-            # One row: the backward's one-block grid writes grad_weight itself.
+            # One row: the backward's one-block grid writes grad_weight itself;
+            # at 2048 with no scratch at all (a null pointer reaches the kernel).
+            (1, 2048),
             (1, 4096),
             (2, 4096),
             (2, 12288),
@@ -52,9 +54,11 @@ def main() -> None:
             # (the shapes above take its one-row-per-SM latency build). One
             # row per block still: the scratch parity only alternates past 2^30 rows.
             (300, 4096),
-            # The backward's two-pass kernel, several rows a block: fp32 12288, double 6144.
+            # The backward's two-pass kernel, several rows a block: fp32 12288, double 6144;
+            # fp32 16384 (16-warp blocks) with its floor of 8 rows a block past the SM count.
             (300, 12288),
             (300, 6144),
+            (300, 16384),
         ):
             x = torch.randn(rows, hidden, dtype=dtype, device="cuda", requires_grad=True)
             r = torch.randn_like(x, requires_grad=True)

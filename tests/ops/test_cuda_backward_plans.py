@@ -6,10 +6,14 @@ dtype directly and sum_partials is not launched. With a second row whose
 grad_out is zero the grid has two blocks and the sums go through the partial
 rows and sum_partials; the zero row adds +0 to each column, so both plans must
 give the same bits (dx of the first row too). The same holds for 40 rows and a
-41st zero row (41 blocks: a split of sum_partials adds two partial rows).
+41st zero row on a GPU of 41 SMs or more (41 blocks: a split of sum_partials adds
+two partial rows); the fallback's row chunks may regroup, so there only the
+values are compared.
 
 Hidden sizes (in elements; a 16-byte vector holds 8 bf16/fp16, 4 fp32, 2 double):
 - 1 and 2047: not whole vectors, the register kernel element by element;
+- 2048: the staged kernel, and the one-row call has no scratch at all (every
+  plan it could take is one block: a null scratch pointer reaches the kernel);
 - 4096: the staged kernel (sm_80+; the register kernel before);
 - 8192: staged, but the two-pass kernel for double (4096 vectors);
 - 8196: 16-bit not whole vectors and too long for registers: the three-kernel
@@ -52,7 +56,7 @@ def kernels_of(call) -> list[str]:
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32, torch.float64])
-@pytest.mark.parametrize("hidden", [1, 2047, 4096, 8192, 8196, 16384])
+@pytest.mark.parametrize("hidden", [1, 2047, 2048, 4096, 8192, 8196, 16384])
 @pytest.mark.parametrize("op", ["rms_norm_backward", "fused_add_rms_norm_backward"])
 def test_one_row_grad_weight_same_bits_as_partials(
     dtype: torch.dtype, hidden: int, op: str
@@ -94,8 +98,11 @@ def test_zero_row_adds_nothing_across_41_blocks(dtype: torch.dtype, hidden: int)
     dy[rows] = 0
     dx, dw = ops.rms_norm_backward(dy[:rows], x[:rows], w, EPS)
     dx_more, dw_more = ops.rms_norm_backward(dy, x, w, EPS)
-    assert torch.equal(dw, dw_more)
     assert torch.equal(dx, dx_more[:rows])
+    if uses_fallback(dtype, hidden):  # chunks of rows_per_chunk rows, which 41 rows may change
+        torch.testing.assert_close(dw, dw_more)
+    else:
+        assert torch.equal(dw, dw_more)
     assert torch.equal(dw_more, ops.rms_norm_backward(dy, x, w, EPS)[1])  # deterministic
     x64 = x[:rows].double()
     rstd = (x64.pow(2).mean(-1, keepdim=True) + EPS).rsqrt()

@@ -1300,6 +1300,8 @@ constexpr int64_t kMinRowsPerStagedBlock = 8;
 // latency on the H200: 1024 rows 62.5 -> 70.4 us. benchmarks/RESULTS.md.
 constexpr int64_t kMinRowsPerTwoPassBlock = 8;
 constexpr int kTwoPassFloorMinThreads = 512;
+static_assert(kTwoPassFloorMinThreads <= kBwdTwoPassMaxThreads,
+              "the two-pass floor would never apply");
 
 // A fused backward's grid: at most `resident` blocks, at most one per row, and
 // at least `min_rows` rows a block once that still leaves a block per SM.
@@ -1366,7 +1368,9 @@ int64_t bwd_scratch_bytes(int64_t rows, int64_t hidden, int sm_count) {
   // The plan depends on pointer alignment and on whether grad_extra is
   // given, both unknown here: size for the largest of the four plans. A
   // one-block grid of a fused kernel writes grad_weight itself (launch_bwd)
-  // and needs none: the op then makes no allocation for it (one row, decode).
+  // and needs none; only where all four plans are that (one row of at most
+  // 2048 elements: longer unaligned rows take the fallback) is the size 0 and
+  // the op allocates nothing.
   auto bytes = [&](const BwdPlan& b) {
     const bool fused = b.staged.threads > 0 || b.two_pass_threads > 0 || b.row.cached;
     if (fused && b.num_partials == 1) return int64_t{0};
