@@ -10,7 +10,6 @@ An sdist (pipeline/backend.py sets FUSEDOPS_SDIST) needs neither torch nor a too
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +23,7 @@ try:
     from pipeline import rules
     from pipeline.config import BuildPlan, ConfigError, decide, env_flag
     from pipeline.elf import ElfReadError, UnsupportedElf, dt_needed, private_libstdcxx_problem
+    from pipeline.provenance import git_commit
     from pipeline.toolchain import ToolchainError
     from pipeline.toolchain.cuda import check_host_compiler, find_toolkit, toolset_compilers
     from pipeline.toolchain.jobs import nvcc_threads, set_default_max_jobs
@@ -35,16 +35,6 @@ except ImportError as err:  # e.g. `packaging` missing in a --no-build-isolation
 
 def log(message: str) -> None:
     print(f"fusedops build: {message}", flush=True)
-
-
-def git_sha() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
-        )
-    except OSError:
-        return None
-    return (out.stdout.strip() or None) if out.returncode == 0 else None
 
 
 def configure() -> tuple[BuildPlan, Path | None]:
@@ -94,7 +84,7 @@ class BuildPyWithInfo(build_py):
         )
         (package / "_build_info.py").write_text(
             "# Written by setup.py at build time; read by the loader and `doctor`.\n"
-            f"BUILD_INFO = {self.plan.build_info(git_sha())!r}\n"
+            f"BUILD_INFO = {self.plan.build_info(git_commit(ROOT))!r}\n"
         )
 
 

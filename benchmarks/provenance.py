@@ -15,14 +15,17 @@ from pathlib import Path
 
 
 def measured_commit() -> str:
-    """Seven hex digits (or what FUSEDOPS_COMMIT says), "" when nothing knows."""
+    """Seven hex digits, "-dirty" after them for a wheel built from uncommitted
+    changes (or what FUSEDOPS_COMMIT says), "" when nothing knows."""
     if os.environ.get("FUSEDOPS_COMMIT"):
         return os.environ["FUSEDOPS_COMMIT"]
     try:
         from fusedops._build_info import BUILD_INFO
 
         if BUILD_INFO.get("git_sha"):
-            return str(BUILD_INFO["git_sha"])[:7]
+            # "<sha>-dirty": built from a tree with uncommitted changes (setup.py)
+            sha = str(BUILD_INFO["git_sha"])
+            return sha[:7] + ("-dirty" if sha.endswith("-dirty") else "")
     except ImportError:  # a source tree without a build: the checkout's commit
         pass
     try:

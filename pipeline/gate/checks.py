@@ -24,6 +24,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..archs import ArchList, ArchListError
 from ..cell import PROJECT, Cell, Platform
+from ..provenance import short_commit
 from ..repair import policy_glibc
 from ..rules import STABLE_MIN_PYTHON, Variant
 from .report import FAIL, PASS, CheckResult, GateInputError, result
@@ -307,7 +308,7 @@ def check_build_info(
             problems.append(f"torch {build_info.get('torch')!r} is not PEP 440")
     summary = (
         f"torch {build_info.get('torch')}, cuda {cuda}, {build_info.get('abi')} ABI, "
-        f"archs {archs or '-'}, git {str(build_info.get('git_sha'))[:12]}"
+        f"archs {archs or '-'}, git {short_commit(build_info.get('git_sha'))}"
     )
     return result(name, problems, summary)
 
