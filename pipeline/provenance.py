@@ -4,7 +4,8 @@ A wheel built from a tree with uncommitted changes to tracked files is not the
 commit HEAD names: its git_sha is "<sha>-dirty", so a wheel carried elsewhere
 (an A/B on a GPU machine, a benchmark's CSV) cannot pass for that commit.
 Untracked and ignored files (build outputs, the generated _build_info.py) do
-not count. No git, no repository (an sdist), or git refusing the checkout: None.
+not count. No git, no repository of its own (an sdist, even one unpacked inside
+another checkout), or git refusing the checkout: None.
 """
 
 from __future__ import annotations
@@ -23,7 +24,15 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
 
 
 def git_commit(root: Path) -> str | None:
-    """HEAD's full sha, with DIRTY appended when tracked files differ from it."""
+    """HEAD's full sha, with DIRTY appended when tracked files differ from it.
+
+    Only a repository whose top level is `root` counts: an sdist unpacked inside
+    another project's checkout must not record that project's commit."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is None or top.returncode != 0:
+        return None
+    if Path(top.stdout.strip()).resolve() != Path(root).resolve():
+        return None
     head = _git(root, "rev-parse", "HEAD")
     if head is None or head.returncode != 0 or not head.stdout.strip():
         return None

@@ -47,9 +47,19 @@ def test_changed_tracked_file_is_dirty(repo: Path, staged: bool) -> None:
 
 
 def test_no_repository_or_no_git_is_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert git_commit(tmp_path) is None  # an sdist: no .git
+    # an sdist: no .git of its own (nor above: git would stop at the ceiling)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    assert git_commit(tmp_path) is None
     monkeypatch.setenv("PATH", str(tmp_path))  # no git executable at all
     assert git_commit(tmp_path) is None
+
+
+def test_a_tree_inside_another_checkout_is_not_that_checkout(repo: Path) -> None:
+    """An sdist unpacked inside some project's repository: not that project's commit."""
+    unpacked = repo / "fusedops-0.1.0"
+    unpacked.mkdir()
+    (unpacked / "setup.py").write_text("")
+    assert git_commit(unpacked) is None
 
 
 @pytest.mark.parametrize(
