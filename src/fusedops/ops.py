@@ -211,9 +211,9 @@ class _Function(torch.autograd.Function):
     `ctx_style`, the same Function with the context in forward, which
     `autograd_apply` applies outside torch.func (see `_autograd_apply`):
     torch (before 2.12) binds the arguments of a setup_context-style Function
-    through inspect.signature on every call. Both forwards call the op's C++ entry (`OpOverload._op`)
-    directly: the OpOverload's Python `__call__` is a frame per call that does
-    nothing here.
+    through inspect.signature on every call. Both forwards call the op's C++
+    entry (`OpOverload._op`) directly: the OpOverload's Python `__call__` is a
+    frame per call that does nothing here.
     """
 
     op: torch._ops.OpOverload

@@ -26,8 +26,8 @@ def test_rejects_a_file_that_is_not_a_wheel(tmp_path: Path) -> None:
     assert result.returncode == 2 and "not a wheel file" in result.stderr
 
 
-@pytest.mark.slow
-def test_without_a_gpu_the_gpu_tests_fail() -> None:
+def stable_wheel_on_a_machine_without_gpu() -> str:
+    """The built stable wheel, for tests of what gpu_test.py does where there is no GPU."""
     wheel = os.environ.get("FUSEDOPS_STABLE_WHEEL")
     if not wheel:
         pytest.skip("set FUSEDOPS_STABLE_WHEEL (nox -s tests does)")
@@ -35,6 +35,12 @@ def test_without_a_gpu_the_gpu_tests_fail() -> None:
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: the point is what happens without one")
+    return wheel
+
+
+@pytest.mark.slow
+def test_without_a_gpu_the_gpu_tests_fail() -> None:
+    wheel = stable_wheel_on_a_machine_without_gpu()
     result = run(wheel, "-k", "test_zero_size", "--no-sanitizer")
     assert result.returncode == 1, result.stdout[-2000:]
     assert "FUSEDOPS_REQUIRE_GPU=1 but torch.cuda.is_available() is False" in result.stdout
@@ -153,13 +159,7 @@ def test_sanitizer_only_fails_without_compute_sanitizer(
 
 @pytest.mark.slow
 def test_sanitizer_only_runs_no_pytest_and_fails_without_a_gpu() -> None:
-    wheel = os.environ.get("FUSEDOPS_STABLE_WHEEL")
-    if not wheel:
-        pytest.skip("set FUSEDOPS_STABLE_WHEEL (nox -s tests does)")
-    import torch
-
-    if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU: the point is what happens without one")
+    wheel = stable_wheel_on_a_machine_without_gpu()
     result = run(wheel, "--sanitizer-only")
     assert result.returncode == 1, result.stdout[-2000:]
     verdicts = result.stdout[result.stdout.index("gpu_test verdicts:") :]

@@ -1244,6 +1244,12 @@ struct BwdPlan {
   int64_t num_partials;
   int64_t grid;            // fused kernel blocks (== num_partials) or dx-kernel blocks
   int64_t rows_per_chunk;  // fallback only
+
+  // One kernel (staged, two-pass or register), not the three-kernel fallback.
+  bool fused() const { return staged.threads > 0 || two_pass_threads > 0 || row.cached; }
+  // A one-block grid of a fused kernel writes grad_weight itself (store_dw):
+  // no partial rows, no scratch, no sum_partials launch.
+  bool writes_grad_weight() const { return fused() && num_partials == 1; }
 };
 
 template <typename T, int V, int C>
@@ -1372,9 +1378,8 @@ int64_t bwd_scratch_bytes(int64_t rows, int64_t hidden, int sm_count) {
   // 2048 elements: longer unaligned rows take the fallback) is the size 0 and
   // the op allocates nothing.
   auto bytes = [&](const BwdPlan& b) {
-    const bool fused = b.staged.threads > 0 || b.two_pass_threads > 0 || b.row.cached;
-    if (fused && b.num_partials == 1) return int64_t{0};
-    return static_cast<int64_t>(sizeof(A)) * (b.num_partials * hidden + (fused ? 0 : rows));
+    if (b.writes_grad_weight()) return int64_t{0};
+    return static_cast<int64_t>(sizeof(A)) * (b.num_partials * hidden + (b.fused() ? 0 : rows));
   };
   int64_t most = 0;
   for (const bool aligned : {true, false}) {
@@ -1447,9 +1452,7 @@ void launch_bwd(T* grad_x, T* grad_weight, const T* grad_out, const T* grad_extr
   const BwdPlan p = plan_bwd<T>(rows, hidden, sm_count, aligned, grad_extra != nullptr);
   A* partial = static_cast<A*>(scratch);
   const A eps_a = static_cast<A>(eps);
-  // A one-block grid of the fused kernels writes grad_weight itself (store_dw).
-  const bool fused = p.staged.threads > 0 || p.two_pass_threads > 0 || p.row.cached;
-  T* const direct = rows > 0 && fused && p.num_partials == 1 ? grad_weight : nullptr;
+  T* const direct = rows > 0 && p.writes_grad_weight() ? grad_weight : nullptr;
   if (rows > 0) {
     if (p.staged.threads > 0) {
       launch_bwd_staged<T>(p, grad_x, partial, direct, grad_out, grad_extra, x, weight, rows,
