@@ -46,6 +46,13 @@ def uses_fallback(dtype: torch.dtype, hidden: int) -> bool:
     return size == 2 or vectors > 8 * 512  # the two-pass kernel: fp32 and double
 
 
+def grad_weight_f64(dy: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """rms_norm's weight gradient in float64: the sum over rows of dy * x * rstd."""
+    x64 = x.double()
+    rstd = (x64.pow(2).mean(-1, keepdim=True) + EPS).rsqrt()
+    return (dy.double() * x64 * rstd).sum(0)
+
+
 def kernels_of(call) -> list[str]:
     """The names of the CUDA kernels `call` launches."""
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
@@ -77,9 +84,7 @@ def test_one_row_grad_weight_same_bits_as_partials(
     assert torch.equal(dw_one, dw_two)
     assert torch.equal(dx_one, dx_two[:1])
     # And the gradient itself: sum over the one row of dy * x * rstd.
-    x64 = x[:1].double()
-    rstd = (x64.pow(2).mean(-1, keepdim=True) + EPS).rsqrt()
-    want = (dy[:1].double() * x64 * rstd).sum(0)
+    want = grad_weight_f64(dy[:1], x[:1])
     torch.testing.assert_close(dw_one.double(), want, rtol=2e-2, atol=1e-2)
 
     # The plan itself: one kernel for one row, sum_partials after it otherwise.
@@ -104,7 +109,5 @@ def test_zero_row_adds_nothing_across_41_blocks(dtype: torch.dtype, hidden: int)
     else:
         assert torch.equal(dw, dw_more)
     assert torch.equal(dw_more, ops.rms_norm_backward(dy, x, w, EPS)[1])  # deterministic
-    x64 = x[:rows].double()
-    rstd = (x64.pow(2).mean(-1, keepdim=True) + EPS).rsqrt()
-    want = (dy[:rows].double() * x64 * rstd).sum(0)
+    want = grad_weight_f64(dy[:rows], x[:rows])
     torch.testing.assert_close(dw.double(), want, rtol=2e-2, atol=5e-2)
