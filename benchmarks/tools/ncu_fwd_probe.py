@@ -1,51 +1,75 @@
-"""ncu target: one forward call per implementation at one shape, after warm-up.
+"""ncu target: one forward call per implementation and shape, after warm-up.
 
     ncu --profile-from-start off --clock-control none --section SpeedOfLight \\
-        --section Occupancy --section LaunchStats \\
-        python benchmarks/tools/ncu_fwd_probe.py ROWS HIDDEN [DTYPE] [IMPL ...]
+        --section Occupancy --section LaunchStats --section WarpStateStats \\
+        python benchmarks/tools/ncu_fwd_probe.py [--op rms_norm] [--dtype bfloat16] \\
+        [--shapes 1x4096,128x4096] [--impls fusedops,liger,compile]
 
-IMPL: fusedops, liger, compile (default: all three). Only the calls between
-cudaProfilerStart and cudaProfilerStop are profiled, one per implementation.
+The implementations are gpu_sweep.py's (the same Liger calls, the same
+torch.compile of the float32 math with rows dynamic), so a profile explains a
+sweep row. Only the calls between cudaProfilerStart and cudaProfilerStop are
+profiled: per shape, one call of each implementation in --impls order. The
+kernel names tell them apart (fusedops: rms_norm_* / fused_add_rms_norm_*,
+Liger: _rms_norm_forward_kernel / _fused_add_rms_norm_forward_kernel,
+torch.compile: triton_*). A script, not a test.
 """
 
+from __future__ import annotations
+
+import argparse
 import sys
+from pathlib import Path
 
 import torch
 
-import fusedops
-
-EPS = 1e-6
-
-
-def manual(x, w):
-    xf = x.float()
-    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) * w.float()).to(x.dtype)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from gpu_sweep import implementation, liger_ops
 
 
-def main() -> None:
-    rows, hidden = int(sys.argv[1]), int(sys.argv[2])
-    dtype = getattr(torch, sys.argv[3]) if len(sys.argv) > 3 else torch.bfloat16
-    impls = sys.argv[4:] or ["fusedops", "liger", "compile"]
-    x = torch.randn(rows, hidden, dtype=dtype, device="cuda")
-    w = torch.randn(hidden, dtype=dtype, device="cuda")
-    fns = {"fusedops": lambda: fusedops.rms_norm(x, w, EPS)}
-    if "liger" in impls:
-        from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+def parse_shapes(text: str) -> list[tuple[int, int]]:
+    shapes = []
+    for item in text.split(","):
+        rows, _, hidden = item.partition("x")
+        shapes.append((int(rows), int(hidden)))
+    return shapes
 
-        fns["liger"] = lambda: LigerRMSNormFunction.apply(x, w, EPS, 0.0, "llama", False)
-    if "compile" in impls:
-        compiled = torch.compile(manual, dynamic=False)
-        fns["compile"] = lambda: compiled(x, w)
-    for _ in range(3):
-        for name in impls:
-            fns[name]()
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--op", default="rms_norm", choices=("rms_norm", "fused_add_rms_norm"))
+    parser.add_argument("--dtype", default="bfloat16")
+    parser.add_argument("--shapes", default="1x4096,128x4096", help="ROWSxHIDDEN,...")
+    parser.add_argument("--impls", default="fusedops,liger,compile")
+    args = parser.parse_args(argv)
+    try:
+        shapes = parse_shapes(args.shapes)
+    except ValueError:
+        parser.error(f"--shapes takes ROWSxHIDDEN,... (got {args.shapes!r})")
+    dtype = getattr(torch, args.dtype)
+    impls = [i for i in args.impls.split(",") if i]
+    lg = liger_ops() if "liger" in impls else None
+    calls = []
+    for rows, hidden in shapes:
+        data = [torch.randn(rows, hidden, dtype=dtype, device="cuda")]
+        if args.op == "fused_add_rms_norm":
+            data.append(torch.randn_like(data[0]))
+        inputs = (*data, torch.randn(hidden, dtype=dtype, device="cuda"))
+        for impl in impls:
+            fn = implementation(args.op, impl, inputs, lg)
+            if fn is None:
+                print(f"{impl} is not available here", file=sys.stderr)
+                return 2
+            for _ in range(3):
+                fn()
+            calls.append(fn)
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStart()
-    for name in impls:
-        fns[name]()
+    for fn in calls:
+        fn()
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStop()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
