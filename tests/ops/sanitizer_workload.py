@@ -54,11 +54,13 @@ def main() -> None:
             # (the shapes above take its one-row-per-SM latency build). One
             # row per block still: the scratch parity only alternates past 2^30 rows.
             (300, 4096),
-            # The backward's two-pass kernel, several rows a block: fp32 12288, double 6144;
-            # fp32 16384 (16-warp blocks) with its floor of 8 rows a block past the SM count.
+            # Long backward rows, several a block: fp32 12288 and 16384 in the register
+            # kernel at 8 vectors a thread; the two-pass kernel for double 6144, and
+            # double 8192 (16-warp blocks) with its floor of 8 rows a block.
             (300, 12288),
             (300, 6144),
             (300, 16384),
+            (300, 8192),
         ):
             x = torch.randn(rows, hidden, dtype=dtype, device="cuda", requires_grad=True)
             r = torch.randn_like(x, requires_grad=True)

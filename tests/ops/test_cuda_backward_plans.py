@@ -17,9 +17,10 @@ Hidden sizes (in elements; a 16-byte vector holds 8 bf16/fp16, 4 fp32, 2 double)
 - 4096: the staged kernel (sm_80+; the register kernel before);
 - 8192: staged, but the two-pass kernel for double (4096 vectors);
 - 8196: 16-bit not whole vectors and too long for registers: the three-kernel
-  fallback, which always sums partials; the two-pass kernel for fp32
-  (2049 vectors), the fallback for double;
-- 16384: staged for 16-bit, two-pass for fp32, the fallback for double.
+  fallback, which always sums partials; the register kernel at 8 vectors a
+  thread for fp32 (2049 vectors), the fallback for double;
+- 16384: staged for 16-bit, the register kernel at 8 vectors a thread for fp32,
+  the fallback for double.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ def uses_fallback(dtype: torch.dtype, hidden: int) -> bool:
     vectors = hidden // lanes
     if vectors <= 2048:
         return False  # staged, or the register kernel
-    return size == 2 or vectors > 8 * 512  # the two-pass kernel: fp32 and double
+    # 8 vectors a thread, up to 512 threads: the register kernel (fp32), the
+    # two-pass kernel (double)
+    return size == 2 or vectors > 8 * 512
 
 
 def grad_weight_f64(dy: torch.Tensor, x: torch.Tensor) -> torch.Tensor:

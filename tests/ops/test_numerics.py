@@ -212,11 +212,11 @@ def test_many_rows_random(device, dtype):
     check_all_norm_ops(rand(1 << 18, 24, dtype=dtype, device=device), dtype, device)
 
 
-# Rows too long to stage or to keep in registers, short enough for the
-# backward's two-pass kernel (8 vectors per thread, up to 512 threads): fp32
-# 2049-4096 vectors (hidden 8196-16384), double 2049-4096 (4098-8192); more rows than the
-# persistent grid has blocks, so blocks carry dw over several rows. Then one
-# vector past it (the three-kernel fallback).
+# Rows too long to stage, short enough for 8 vectors per thread at up to 512
+# threads: the backward's register kernel at C = 8 for fp32 (2049-4096
+# vectors, hidden 8196-16384) and its two-pass kernel for double (2049-4096
+# vectors, 4098-8192); more rows than the persistent grid has blocks, so blocks
+# carry dw over several rows. Then one vector past it (the three-kernel fallback).
 @pytest.mark.gpu
 @pytest.mark.parametrize(
     ("dtype", "hidden"),
@@ -231,7 +231,7 @@ def test_many_rows_random(device, dtype):
     ],
     ids=str,
 )
-def test_backward_two_pass_rows(dtype, hidden):
+def test_backward_long_rows(dtype, hidden):
     rows = 8 * torch.cuda.get_device_properties(0).multi_processor_count + 5
     check_all_norm_ops(rand(rows, hidden, dtype=dtype, device="cuda"), dtype, "cuda")
 

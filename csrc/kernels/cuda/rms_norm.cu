@@ -31,8 +31,10 @@
 // reduction and the output, and the backward keeps its weight-gradient
 // partial sums in registers.
 //
-// Backward two-pass (fp32 and double rows too long to stage or to keep in
-// registers): the v6 forward's manner, with the block's dw sums in registers.
+// Backward, long fp32 rows (too long to stage): the register kernel at 8
+// vectors a thread, the whole row in registers (up to 16384 floats).
+// Backward two-pass (double rows too long to stage or to keep in registers):
+// the v6 forward's manner, with the block's dw sums in registers.
 // Rows longer still take a three-kernel fallback (dx, dw partials, sum).
 //
 // The weight gradient sums over rows: each block writes one partial row, and
@@ -1036,17 +1038,18 @@ __global__ void __launch_bounds__(kStagedMaxThreads, 1)
                        blockDim.x);
 }
 
-// Long rows (too long to stage or to keep in registers: fp32 hidden 8K-16K,
-// double 4K-8K) in the v6 forward's manner: a persistent grid, one row at a
-// time, nothing of the row held across the reduction. Pass 1 reads x, dy and
-// w for the two sums; pass 2 re-reads them (the block's row, from L2) for dx
-// and adds this thread's dw terms, which stay in registers for all the
-// block's rows (C * V accumulators) and end in the block's partial row.
-// Before it these rows took three kernels with element-wise loads, the
-// weight gradient re-reading x and dy from memory (fp32 16384 x 16384 on an
-// H100: 2.90 ms, 1.68 ms with this kernel; benchmarks/RESULTS.md). As in the
-// staged and register kernels, each dw accumulator adds rows / grid terms in
-// A; the fallback's column sums, which may run over ~10^5 rows, flush to double.
+// Long double rows (too long to stage or to keep in registers: hidden
+// 4K-8K; fp32 8K-16K took it too until the C = 8 register kernel) in the v6
+// forward's manner: a persistent grid, one row at a time, nothing of the row
+// held across the reduction. Pass 1 reads x, dy and w for the two sums; pass
+// 2 re-reads them (the block's row, from L2) for dx and adds this thread's dw
+// terms, which stay in registers for all the block's rows (C * V
+// accumulators) and end in the block's partial row. Before it these rows took
+// three kernels with element-wise loads, the weight gradient re-reading x and
+// dy from memory (fp32 16384 x 16384 on an H100: 2.90 ms, 1.68 ms with this
+// kernel; benchmarks/RESULTS.md). As in the staged and register kernels, each
+// dw accumulator adds rows / grid terms in A; the fallback's column sums,
+// which may run over ~10^5 rows, flush to double.
 constexpr int kBwdTwoPassC = 8;
 constexpr int kBwdTwoPassMaxThreads = 512;
 
@@ -1119,12 +1122,26 @@ __global__ void __launch_bounds__(kBwdTwoPassMaxThreads)
                        blockDim.x);
 }
 
+// Long fp32 rows (2049-4096 vectors, hidden 8196-16384) keep the row in the
+// register kernel at C = 8: 32 registers each of x, dy and dw, 128 in all at
+// 512 threads, no local memory (cuobjdump of every arch the wheel builds).
+// It replaced the two-pass kernel there, which re-reads x and dy for its
+// second pass: H100, fp32 4096 rows, 12288 301 -> 220 us, 16384 429 -> 288
+// (benchmarks/RESULTS.md). Double at C = 8 would need twice the registers.
+constexpr int kBwdLongRowC = 8;
+template <typename T, int V>
+constexpr bool bwd_long_row_built() {
+  return std::is_same_v<T, float> && V > 1;
+}
+
 // Rows the two-pass kernel takes: whole 16-byte vectors, at most C * 512 of
-// them, with at most 32 registers of dw accumulators (fp32 and double; the
-// 16-bit types' 64 would spill, so their rows over 16384 keep the fallback).
+// them, with at most 32 registers of dw accumulators: double (fp32 takes the
+// register kernel above; the 16-bit types' 64 would spill, so their rows over
+// 16384 keep the fallback).
 template <typename T>
 constexpr bool bwd_two_pass_built() {
-  return kBwdTwoPassC * kVec16<T> * sizeof(typename Acc<T>::type) <= 128;
+  return !bwd_long_row_built<T, kVec16<T>>() &&
+         kBwdTwoPassC * kVec16<T> * sizeof(typename Acc<T>::type) <= 128;
 }
 
 // Terms a float running sum takes before it is added into a double, so no
@@ -1259,6 +1276,9 @@ const void* bwd_kernel_ptr() {
 
 template <typename T, int V>
 const void* bwd_kernel_for(int c) {
+  if constexpr (bwd_long_row_built<T, V>()) {
+    if (c == kBwdLongRowC) return bwd_kernel_ptr<T, V, kBwdLongRowC>();
+  }
   switch (c) {
     case 1:
       return bwd_kernel_ptr<T, V, 1>();
@@ -1298,12 +1318,13 @@ constexpr int64_t kBwdStagedMaxVecs = int64_t{kBwdStagedMaxC} * kStagedMaxThread
 constexpr int64_t kMinRowsPerStagedBlock = 8;
 
 // The two-pass kernel's grid gets the same floor when its blocks are 16 warps
-// (fp32 rows over 15360, double over 7680). Its partial rows are long (64 KB
-// at fp32 16384), and with a block per row past the SM count one is written
-// and re-read for every row: fp32 16384 went from 39.2 to 32.0 us at 256 rows
-// on an H100 (29.8 -> 27.9 on an H200), 116.6 -> 100.3 at 1024 (H200: 83.7 ->
-// 84.6). With 12-warp blocks (fp32 12288) one block per SM hid too little
-// latency on the H200: 1024 rows 62.5 -> 70.4 us. benchmarks/RESULTS.md.
+// (double rows over 7680). Its partial rows are long (64 KB at 8192 doubles),
+// and with a block per row past the SM count one is written and re-read for
+// every row. Measured when fp32 still took this kernel: fp32 16384 went from
+// 39.2 to 32.0 us at 256 rows on an H100 (29.8 -> 27.9 on an H200), 116.6 ->
+// 100.3 at 1024 (H200: 83.7 -> 84.6). With 12-warp blocks (fp32 12288) one
+// block per SM hid too little latency on the H200: 1024 rows 62.5 -> 70.4 us.
+// benchmarks/RESULTS.md.
 constexpr int64_t kMinRowsPerTwoPassBlock = 8;
 constexpr int kTwoPassFloorMinThreads = 512;
 static_assert(kTwoPassFloorMinThreads <= kBwdTwoPassMaxThreads,
@@ -1338,6 +1359,16 @@ BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool 
     return p;
   }
   p.row = plan_row(nvec, kBwdMaxThreads);
+  if constexpr (bwd_long_row_built<T, V>()) {
+    if (!p.row.cached && p.vectorised && nvec <= int64_t{kBwdLongRowC} * kBwdMaxThreads) {
+      const int threads =
+          static_cast<int>(((nvec + kBwdLongRowC - 1) / kBwdLongRowC + 31) / 32 * 32);
+      p.row = RowPlan{kBwdLongRowC, threads, true};
+      p.grid = persistent_grid(bwd_kernel_for<T, V>(kBwdLongRowC), threads, rows, sm_count);
+      p.num_partials = p.grid;
+      return p;
+    }
+  }
   if constexpr (bwd_two_pass_built<T>()) {
     if (!p.row.cached && p.vectorised && nvec <= int64_t{kBwdTwoPassC} * kBwdTwoPassMaxThreads) {
       p.two_pass_threads =
@@ -1421,6 +1452,13 @@ void launch_bwd_fused(const BwdPlan& p, T* grad_x, typename Acc<T>::type* partia
                       int64_t rows, int64_t hidden, typename Acc<T>::type eps,
                       cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.grid));
+  if constexpr (bwd_long_row_built<T, V>()) {
+    if (p.row.vecs_per_thread == kBwdLongRowC) {
+      rms_norm_bwd_kernel<T, V, kBwdLongRowC><<<grid, p.row.threads, 0, stream>>>(
+          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, hidden, eps);
+      return;
+    }
+  }
   switch (p.row.vecs_per_thread) {
     case 1:
       rms_norm_bwd_kernel<T, V, 1><<<grid, p.row.threads, 0, stream>>>(
