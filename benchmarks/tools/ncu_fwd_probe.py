@@ -11,7 +11,9 @@ sweep row. Only the calls between cudaProfilerStart and cudaProfilerStop are
 profiled: per shape, one call of each implementation in --impls order. The
 kernel names tell them apart (fusedops: rms_norm_* / fused_add_rms_norm_*,
 Liger: _rms_norm_forward_kernel / _fused_add_rms_norm_forward_kernel,
-torch.compile: triton_*). A script, not a test.
+torch.compile: triton_*; copy: a device copy of x). torch.compile computes in
+float32, as in the sweep, so for float64 it is not the same math. A script,
+not a test.
 """
 
 from __future__ import annotations
@@ -21,35 +23,29 @@ import sys
 from pathlib import Path
 
 import torch
+from shapes import DTYPES, parse_shapes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import implementation, liger_ops
-
-
-def parse_shapes(text: str) -> list[tuple[int, int]]:
-    shapes = []
-    for item in text.split(","):
-        rows, _, hidden = item.partition("x")
-        shapes.append((int(rows), int(hidden)))
-    return shapes
+from gpu_sweep import IMPLS, implementation, liger_ops
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--op", default="rms_norm", choices=("rms_norm", "fused_add_rms_norm"))
-    parser.add_argument("--dtype", default="bfloat16")
-    parser.add_argument("--shapes", default="1x4096,128x4096", help="ROWSxHIDDEN,...")
-    parser.add_argument("--impls", default="fusedops,liger,compile")
+    parser.add_argument("--dtype", default="bfloat16", choices=DTYPES)
+    parser.add_argument(
+        "--shapes", type=parse_shapes, default="1x4096,128x4096", help="ROWSxHIDDEN,..."
+    )
+    parser.add_argument("--impls", default="fusedops,liger,compile", help=",".join(IMPLS))
     args = parser.parse_args(argv)
-    try:
-        shapes = parse_shapes(args.shapes)
-    except ValueError:
-        parser.error(f"--shapes takes ROWSxHIDDEN,... (got {args.shapes!r})")
-    dtype = getattr(torch, args.dtype)
     impls = [i for i in args.impls.split(",") if i]
+    unknown = sorted(set(impls) - set(IMPLS))
+    if unknown:
+        parser.error(f"unknown --impls {','.join(unknown)} (choose from {','.join(IMPLS)})")
+    dtype = getattr(torch, args.dtype)
     lg = liger_ops() if "liger" in impls else None
     calls = []
-    for rows, hidden in shapes:
+    for rows, hidden in args.shapes:
         data = [torch.randn(rows, hidden, dtype=dtype, device="cuda")]
         if args.op == "fused_add_rms_norm":
             data.append(torch.randn_like(data[0]))

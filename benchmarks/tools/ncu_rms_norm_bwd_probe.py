@@ -5,9 +5,10 @@
         [--dtype bfloat16] [--shapes 4096x2048,16384x8192] [--liger]
 
 With `--cache-control none` and `--metrics lts__t_sector_hit_rate.pct,...` it
-tells how much of a kernel's reading L2 serves (the two-pass kernel re-reads
-its row). `--liger` adds, per shape, Liger's forward and backward (its kernels:
-_rms_norm_forward_kernel, _rms_norm_backward_kernel). A script, not a test.
+tells how much of a kernel's reading L2 serves (the two-pass kernel, double's
+long rows, re-reads its row). `--liger` adds, per shape, Liger's forward and
+backward (its kernels: _rms_norm_forward_kernel, _rms_norm_backward_kernel and
+torch's column sum of its dw rows). A script, not a test.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import sys
 
 import torch
+from shapes import DTYPES, parse_shapes
 
 import fusedops  # noqa: F401  (registers torch.ops.fusedops)
 
@@ -36,16 +38,23 @@ def liger_forward_backward(dy: torch.Tensor, x: torch.Tensor, w: torch.Tensor):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtype", default="bfloat16")
-    parser.add_argument("--shapes", default="4096x2048,16384x8192", help="ROWSxHIDDEN,...")
+    parser.add_argument("--dtype", default="bfloat16", choices=DTYPES)
+    parser.add_argument(
+        "--shapes", type=parse_shapes, default="4096x2048,16384x8192", help="ROWSxHIDDEN,..."
+    )
     parser.add_argument("--liger", action="store_true", help="profile Liger's backward too")
     args = parser.parse_args(argv)
+    if args.liger:
+        try:
+            import liger_kernel  # noqa: F401
+        except ImportError:
+            print("--liger: liger_kernel is not importable here", file=sys.stderr)
+            return 2
     dtype = getattr(torch, args.dtype)
     calls = []
-    for item in args.shapes.split(","):
-        rows, _, hidden = item.partition("x")
-        x = torch.randn(int(rows), int(hidden), dtype=dtype, device="cuda")
-        w = torch.randn(int(hidden), dtype=dtype, device="cuda")
+    for rows, hidden in args.shapes:
+        x = torch.randn(rows, hidden, dtype=dtype, device="cuda")
+        w = torch.randn(hidden, dtype=dtype, device="cuda")
         dy = torch.randn_like(x)
         calls.append(lambda dy=dy, x=x, w=w: torch.ops.fusedops.rms_norm_backward(dy, x, w, EPS))
         if args.liger:

@@ -56,11 +56,15 @@ def main() -> None:
             (300, 4096),
             # Long backward rows, several a block: fp32 12288 and 16384 in the register
             # kernel at 8 vectors a thread; the two-pass kernel for double 6144, and
-            # double 8192 (16-warp blocks) with its floor of 8 rows a block.
+            # double 8192 (16-warp blocks) with its floor of 8 rows a block. 8196 and
+            # 4098 leave thread slots idle (fp32 C = 8: 288 threads for 2049 vectors;
+            # double two-pass likewise).
             (300, 12288),
             (300, 6144),
             (300, 16384),
             (300, 8192),
+            (300, 8196),
+            (300, 4098),
         ):
             x = torch.randn(rows, hidden, dtype=dtype, device="cuda", requires_grad=True)
             r = torch.randn_like(x, requires_grad=True)

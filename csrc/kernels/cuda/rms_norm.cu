@@ -33,8 +33,9 @@
 //
 // Backward, long fp32 rows (too long to stage): the register kernel at 8
 // vectors a thread, the whole row in registers (up to 16384 floats).
-// Backward two-pass (double rows too long to stage or to keep in registers):
-// the v6 forward's manner, with the block's dw sums in registers.
+// Backward two-pass (double rows too long to stage; C = 8 in registers not
+// measured for double): the v6 forward's manner, with the block's dw sums in
+// registers.
 // Rows longer still take a three-kernel fallback (dx, dw partials, sum).
 //
 // The weight gradient sums over rows: each block writes one partial row, and
@@ -43,6 +44,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <tuple>
 #include <type_traits>
 
@@ -1038,18 +1040,18 @@ __global__ void __launch_bounds__(kStagedMaxThreads, 1)
                        blockDim.x);
 }
 
-// Long double rows (too long to stage or to keep in registers: hidden
-// 4K-8K; fp32 8K-16K took it too until the C = 8 register kernel) in the v6
-// forward's manner: a persistent grid, one row at a time, nothing of the row
-// held across the reduction. Pass 1 reads x, dy and w for the two sums; pass
-// 2 re-reads them (the block's row, from L2) for dx and adds this thread's dw
-// terms, which stay in registers for all the block's rows (C * V
-// accumulators) and end in the block's partial row. Before it these rows took
-// three kernels with element-wise loads, the weight gradient re-reading x and
-// dy from memory (fp32 16384 x 16384 on an H100: 2.90 ms, 1.68 ms with this
-// kernel; benchmarks/RESULTS.md). As in the staged and register kernels, each
-// dw accumulator adds rows / grid terms in A; the fallback's column sums,
-// which may run over ~10^5 rows, flush to double.
+// Long double rows (too long to stage: hidden 4K-8K; fp32 8K-16K took it
+// too until the C = 8 register kernel) in the v6 forward's manner: a
+// persistent grid, one row at a time, nothing of the row held across the
+// reduction. Pass 1 reads x, dy and w for the two sums; pass 2 re-reads them
+// (the block's row, from L2) for dx and adds this thread's dw terms, which
+// stay in registers for all the block's rows (C * V accumulators) and end in
+// the block's partial row. Before it these rows took three kernels with
+// element-wise loads, the weight gradient re-reading x and dy from memory
+// (fp32 16384 x 16384 on an H100: 2.90 ms, 1.68 ms with this kernel;
+// benchmarks/RESULTS.md). As in the staged and register kernels, each dw
+// accumulator adds rows / grid terms in A; the fallback's column sums, which
+// may run over ~10^5 rows, flush to double.
 constexpr int kBwdTwoPassC = 8;
 constexpr int kBwdTwoPassMaxThreads = 512;
 
@@ -1123,11 +1125,14 @@ __global__ void __launch_bounds__(kBwdTwoPassMaxThreads)
 }
 
 // Long fp32 rows (2049-4096 vectors, hidden 8196-16384) keep the row in the
-// register kernel at C = 8: 32 registers each of x, dy and dw, 128 in all at
-// 512 threads, no local memory (cuobjdump of every arch the wheel builds).
-// It replaced the two-pass kernel there, which re-reads x and dy for its
-// second pass: H100, fp32 4096 rows, 12288 301 -> 220 us, 16384 429 -> 288
-// (benchmarks/RESULTS.md). Double at C = 8 would need twice the registers.
+// register kernel at C = 8: x, dy and the dw sums take 32 registers each,
+// ptxas allocates 128 (the cap for 512 threads) with no local memory on every
+// arch the wheel builds (cuobjdump -res-usage, CUDA 13.0); one block of 9-16
+// warps per SM. It replaced the two-pass kernel there, whose second pass
+// re-read x and dy, mostly from DRAM: H100, fp32 4096 rows, 12288 301 -> 220
+// us, 16384 429 -> 288; measured on the H100 only (benchmarks/RESULTS.md).
+// Double would take the same registers (16-byte vectors, 8-byte sums) but was
+// not measured at C = 8, so it keeps the two-pass kernel.
 constexpr int kBwdLongRowC = 8;
 template <typename T, int V>
 constexpr bool bwd_long_row_built() {
@@ -1284,8 +1289,10 @@ const void* bwd_kernel_for(int c) {
       return bwd_kernel_ptr<T, V, 1>();
     case 2:
       return bwd_kernel_ptr<T, V, 2>();
-    default:
+    case 4:
       return bwd_kernel_ptr<T, V, 4>();
+    default:
+      throw std::logic_error("fusedops: no rms_norm backward register kernel for this C");
   }
 }
 
@@ -1360,13 +1367,11 @@ BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool 
   }
   p.row = plan_row(nvec, kBwdMaxThreads);
   if constexpr (bwd_long_row_built<T, V>()) {
+    // Cached from here on: the register kernel's persistent grid below.
     if (!p.row.cached && p.vectorised && nvec <= int64_t{kBwdLongRowC} * kBwdMaxThreads) {
       const int threads =
           static_cast<int>(((nvec + kBwdLongRowC - 1) / kBwdLongRowC + 31) / 32 * 32);
       p.row = RowPlan{kBwdLongRowC, threads, true};
-      p.grid = persistent_grid(bwd_kernel_for<T, V>(kBwdLongRowC), threads, rows, sm_count);
-      p.num_partials = p.grid;
-      return p;
     }
   }
   if constexpr (bwd_two_pass_built<T>()) {
@@ -1468,9 +1473,13 @@ void launch_bwd_fused(const BwdPlan& p, T* grad_x, typename Acc<T>::type* partia
       rms_norm_bwd_kernel<T, V, 2><<<grid, p.row.threads, 0, stream>>>(
           grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, hidden, eps);
       break;
-    default:
+    case 4:
       rms_norm_bwd_kernel<T, V, 4><<<grid, p.row.threads, 0, stream>>>(
           grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, hidden, eps);
+      break;
+    default:
+      // plan_bwd gives C = 8 only where it is built; anything else is a bug here.
+      throw std::logic_error("fusedops: no rms_norm backward register kernel for this C");
   }
 }
 

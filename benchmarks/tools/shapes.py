@@ -1,0 +1,25 @@
+"""Command-line shape lists for the probes: "ROWSxHIDDEN,ROWSxHIDDEN,..."."""
+
+from __future__ import annotations
+
+import argparse
+
+DTYPES = ("bfloat16", "float16", "float32", "float64")
+
+
+def parse_shapes(text: str) -> list[tuple[int, int]]:
+    """ "1x4096,128x4096" -> [(1, 4096), (128, 4096)]; an argparse type, so a bad
+    list is a usage error naming it, not a traceback."""
+    shapes = []
+    for item in text.split(","):
+        rows, sep, hidden = item.strip().partition("x")
+        try:
+            shape = (int(rows), int(hidden))
+        except ValueError:
+            shape = None
+        if not sep or shape is None or min(shape) < 1:
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is not ROWSxHIDDEN with both at least 1 (e.g. 128x4096)"
+            )
+        shapes.append(shape)
+    return shapes
