@@ -1,8 +1,8 @@
-"""GPU forward sweep: kernel time per call in a CUDA graph, rms_norm and fused_add_rms_norm.
+"""GPU forward sweep: kernel time per call in a CUDA graph, rms_norm, fused_add_rms_norm and silu_and_mul.
 
     python benchmarks/gpu_sweep.py --csv OUT.csv [--dtypes bfloat16,float16,float32]
-        [--impls fusedops,compile,liger,copy] [--label NAME] [--quick]
-        [--rows 1,16,128] [--hidden 2048,4096]
+        [--impls fusedops,compile,liger,copy] [--ops rms_norm,fused_add_rms_norm,silu_and_mul]
+        [--label NAME] [--quick] [--rows 1,16,128] [--hidden 2048,4096]
 
 For every dtype, rows in 1 ... 65536 and hidden in 2048 ... 16384, each
 implementation is captured into a CUDA graph (up to 64 calls on the same
@@ -12,16 +12,18 @@ written as one CSV row. Inputs that fit in L2 (up to ~1024 x 4096 bf16) are
 read from L2 after the first call, as in a model where the previous kernel
 has just written them; every implementation, and the copy, is timed the same
 way. TB/s counts the fewest bytes that must move:
-rms_norm 2·N·H + H elements, fused_add_rms_norm 4·N·H + H. "copy" is a
-device-to-device copy of x (2·N·H elements), the ceiling drawn in the plots.
+rms_norm 2·N·H + H elements, fused_add_rms_norm 4·N·H + H, silu_and_mul 3·N·H
+(x is N x 2H, the output N x H). "copy" is a device-to-device copy of x (2·N·H
+elements; 4·N·H for silu_and_mul's x), the ceiling drawn in the plots.
 
 Implementations: fusedops; torch.compile of the same math in float32
 (manual_rms_norm, and for the fused add the unfused `x + r` then the norm),
 compiled once per (op, dtype, hidden) with rows dynamic (rows = 1 is
 specialised by dynamo, so it gets its own graph): what a model sees as its
 batch changes; Liger-Kernel's LigerRMSNormFunction and
-LigerFusedAddRMSNormFunction (if importable). A script, not a test: plot the
-CSV with benchmarks/plot_sweep.py.
+LigerFusedAddRMSNormFunction and LigerSiLUMulFunction (if importable; silu gets
+gate and up as two contiguous tensors, made once, as Liger's MLP has them). A
+script, not a test: plot the CSV with benchmarks/plot_sweep.py.
 """
 
 from __future__ import annotations
@@ -34,12 +36,19 @@ from collections.abc import Callable
 
 import torch
 from provenance import measured_commit
-from references import EPS, allow_many_graphs, manual_add_rms_norm, manual_rms_norm
+from references import (
+    EPS,
+    allow_many_graphs,
+    eager_silu_and_mul,
+    manual_add_rms_norm,
+    manual_rms_norm,
+)
 
 ROWS = (1, 16, 128, 1024, 4096, 16384, 65536)
 HIDDEN = (2048, 4096, 8192, 16384)
 DTYPES = ("bfloat16", "float16", "float32")
 IMPLS = ("fusedops", "compile", "liger", "copy")
+OPS = ("rms_norm", "fused_add_rms_norm", "silu_and_mul")
 # A graph holds up to MAX_CALLS calls, as many as move GRAPH_BYTES: the graph
 # launch is amortised and large shapes still take one call per replay.
 GRAPH_BYTES = 512 << 20
@@ -66,12 +75,19 @@ torch._dynamo.config.automatic_dynamic_shapes = False  # only rows is dynamic, b
 allow_many_graphs()
 compiled_rms_norm = torch.compile(manual_rms_norm)
 compiled_fused_add = torch.compile(manual_add_rms_norm)
+compiled_silu_and_mul = torch.compile(eager_silu_and_mul)
+COMPILED = {
+    "rms_norm": compiled_rms_norm,
+    "fused_add_rms_norm": compiled_fused_add,
+    "silu_and_mul": compiled_silu_and_mul,
+}
 
 
 def liger_ops() -> dict[str, Callable] | None:
     try:
         from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
         from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+        from liger_kernel.ops.swiglu import LigerSiLUMulFunction
     except ImportError:
         return None
     return {
@@ -79,7 +95,21 @@ def liger_ops() -> dict[str, Callable] | None:
         "fused_add_rms_norm": lambda x, r, w: LigerFusedAddRMSNormFunction.apply(
             x, r, w, EPS, 0.0, "llama", False
         ),
+        "silu_and_mul": lambda gate, up: LigerSiLUMulFunction.apply(gate, up),
     }
+
+
+def make_inputs(
+    op: str, rows: int, hidden: int, dtype: torch.dtype
+) -> tuple[tuple[torch.Tensor, ...], int]:
+    """The op's inputs at (rows, hidden) and the fewest elements it must move."""
+    if op == "silu_and_mul":
+        return (torch.randn(rows, 2 * hidden, dtype=dtype, device="cuda"),), 3 * rows * hidden
+    data = [torch.randn(rows, hidden, dtype=dtype, device="cuda")]
+    if op == "fused_add_rms_norm":
+        data.append(torch.randn_like(data[0]))
+    w = torch.randn(hidden, dtype=dtype, device="cuda")
+    return (*data, w), 2 * len(data) * rows * hidden + hidden
 
 
 def graph_us(fn: Callable[[], object], calls: int) -> float:
@@ -105,16 +135,24 @@ def implementation(op: str, impl: str, inputs: tuple[torch.Tensor, ...], lg):
         out = torch.empty_like(inputs[0])
         return lambda: out.copy_(inputs[0])
     if impl == "fusedops":
+        if op == "silu_and_mul":
+            return lambda: fusedops.silu_and_mul(*inputs)
         fn = fusedops.rms_norm if op == "rms_norm" else fusedops.fused_add_rms_norm
         return lambda: fn(*inputs, EPS)
     if impl == "compile":
-        fn = compiled_rms_norm if op == "rms_norm" else compiled_fused_add
-        for t in inputs[:-1]:
-            if t.shape[0] > 1:
+        fn = COMPILED[op]
+        for t in inputs:
+            if t.dim() == 2 and t.shape[0] > 1:  # rows, not the weight
                 torch._dynamo.mark_dynamic(t, 0)
         return lambda: fn(*inputs)
     if impl == "liger":
-        return None if lg is None else (lambda: lg[op](*inputs))
+        if lg is None:
+            return None
+        if op == "silu_and_mul":
+            half = inputs[0].shape[-1] // 2
+            gate, up = inputs[0][:, :half].contiguous(), inputs[0][:, half:].contiguous()
+            return lambda: lg[op](gate, up)
+        return lambda: lg[op](*inputs)
     raise ValueError(impl)
 
 
@@ -125,23 +163,18 @@ def sweep(args, meta: dict[str, str], writer) -> None:
     for dtype_name in args.dtypes:
         dtype = getattr(torch, dtype_name)
         esize = torch.finfo(dtype).bits // 8
-        for op in ("rms_norm", "fused_add_rms_norm"):
-            n_in = 1 if op == "rms_norm" else 2
+        for op in args.ops:
             for hidden in hidden_list:
-                w = torch.randn(hidden, dtype=dtype, device="cuda")
                 for rows in rows_list:
-                    moved = (2 * n_in * rows * hidden + hidden) * esize
+                    inputs, elements = make_inputs(op, rows, hidden, dtype)
+                    moved = elements * esize
                     calls = max(1, min(MAX_CALLS, GRAPH_BYTES // moved))
-                    data = [torch.randn(rows, hidden, dtype=dtype, device="cuda")]
-                    if n_in == 2:
-                        data.append(torch.randn_like(data[0]))
-                    inputs = (*data, w)
                     for impl in args.impls:
                         fn = implementation(op, impl, inputs, lg)
                         if fn is None:
                             continue
                         us = graph_us(fn, calls)
-                        nbytes = 2 * rows * hidden * esize if impl == "copy" else moved
+                        nbytes = 2 * inputs[0].numel() * esize if impl == "copy" else moved
                         writer.writerow(
                             {
                                 **meta,
@@ -156,7 +189,7 @@ def sweep(args, meta: dict[str, str], writer) -> None:
                             }
                         )
                         print(f"{dtype_name} {op} {impl} {rows}x{hidden}: {us:.2f} us", flush=True)
-                    del data, inputs
+                    del inputs
                 torch.cuda.empty_cache()
 
 
@@ -165,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", required=True, help="write the rows here")
     parser.add_argument("--dtypes", default=",".join(DTYPES))
     parser.add_argument("--impls", default=",".join(IMPLS))
+    parser.add_argument("--ops", default=",".join(OPS))
     parser.add_argument("--label", default="", help="names this run in the CSV (e.g. a variant)")
     parser.add_argument("--quick", action="store_true", help="a few shapes")
     parser.add_argument(
@@ -179,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--rows/--hidden take comma-separated integers: {e}")
     args.dtypes = [d for d in args.dtypes.split(",") if d]
     args.impls = [i for i in args.impls.split(",") if i]
+    args.ops = [o for o in args.ops.split(",") if o]
+    for name, given, known in (("--impls", args.impls, IMPLS), ("--ops", args.ops, OPS)):
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            parser.error(f"unknown {name} {','.join(unknown)} (choose from {','.join(known)})")
     if not torch.cuda.is_available():
         print("gpu_sweep.py needs a CUDA GPU", file=sys.stderr)
         return 2

@@ -2,7 +2,8 @@
 
     python benchmarks/plot_sweep.py OUT_DIR CSV [CSV ...] [--labels final,v6] [--prefix NAME]
 
-One figure per op (rms_norm, fused_add_rms_norm), one panel per (dtype, hidden),
+One figure per op (rms_norm, fused_add_rms_norm, silu_and_mul: its hidden is the
+output's width, x being twice as wide), one panel per (dtype, hidden),
 rows on the x axis (log), TB/s over the fewest bytes that must move on the y
 axis; one line per implementation (fusedops once per --labels entry), and the
 device-to-device copy of the same tensor as a dashed line. Runs on any
@@ -17,7 +18,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-OPS = ("rms_norm", "fused_add_rms_norm")
+OPS = ("rms_norm", "fused_add_rms_norm", "silu_and_mul")
 DTYPES = ("bfloat16", "float16", "float32")
 STYLE = {
     "compile": dict(color="tab:orange", marker="s"),

@@ -9,8 +9,9 @@ The implementations are gpu_sweep.py's (the same Liger calls, the same
 torch.compile of the float32 math with rows dynamic), so a profile explains a
 sweep row. Only the calls between cudaProfilerStart and cudaProfilerStop are
 profiled: per shape, one call of each implementation in --impls order. The
-kernel names tell them apart (fusedops: rms_norm_* / fused_add_rms_norm_*,
-Liger: _rms_norm_forward_kernel / _fused_add_rms_norm_forward_kernel,
+kernel names tell them apart (fusedops: rms_norm_* / silu_and_mul_*, Liger:
+_rms_norm_forward_kernel / _fused_add_rms_norm_forward_kernel /
+_swiglu_forward_kernel,
 torch.compile: triton_*; copy: a device copy of x). torch.compile computes in
 float32, as in the sweep, so for float64 it is not the same math. A script,
 not a test.
@@ -26,12 +27,12 @@ import torch
 from shapes import DTYPES, parse_shapes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import IMPLS, implementation, liger_ops
+from gpu_sweep import IMPLS, OPS, implementation, liger_ops, make_inputs
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--op", default="rms_norm", choices=("rms_norm", "fused_add_rms_norm"))
+    parser.add_argument("--op", default="rms_norm", choices=OPS)
     parser.add_argument("--dtype", default="bfloat16", choices=DTYPES)
     parser.add_argument(
         "--shapes", type=parse_shapes, default="1x4096,128x4096", help="ROWSxHIDDEN,..."
@@ -46,10 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     lg = liger_ops() if "liger" in impls else None
     calls = []
     for rows, hidden in args.shapes:
-        data = [torch.randn(rows, hidden, dtype=dtype, device="cuda")]
-        if args.op == "fused_add_rms_norm":
-            data.append(torch.randn_like(data[0]))
-        inputs = (*data, torch.randn(hidden, dtype=dtype, device="cuda"))
+        inputs, _ = make_inputs(args.op, rows, hidden, dtype)
         for impl in impls:
             fn = implementation(args.op, impl, inputs, lg)
             if fn is None:
