@@ -1126,9 +1126,10 @@ __global__ void __launch_bounds__(kBwdTwoPassMaxThreads)
 
 // Long fp32 rows (2049-4096 vectors, hidden 8196-16384) keep the row in the
 // register kernel at C = 8: x, dy and the dw sums take 32 registers each,
-// ptxas allocates 128 (the cap for 512 threads) with no local memory on every
-// arch the wheel builds (cuobjdump -res-usage, CUDA 13.0); one block of 9-16
-// warps per SM. It replaced the two-pass kernel there, whose second pass
+// ptxas allocates 128 (the cap for 512 threads) and spills nothing on sm_75,
+// 80, 90, 100 and 120; on sm_86 (which sm_89 GPUs run too) it spills 8 bytes
+// (ptxas -v, CUDA 13.0), not measured on such a GPU. One block of 9-16 warps
+// per SM. It replaced the two-pass kernel there, whose second pass
 // re-read x and dy, mostly from DRAM: H100, fp32 4096 rows, 12288 301 -> 220
 // us, 16384 429 -> 288; measured on the H100 only (benchmarks/RESULTS.md).
 // Double would take the same registers (16-byte vectors, 8-byte sums) but was
