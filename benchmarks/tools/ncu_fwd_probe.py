@@ -9,10 +9,9 @@ The implementations are gpu_sweep.py's (the same Liger calls, the same
 torch.compile of the float32 math with rows dynamic), so a profile explains a
 sweep row. Only the calls between cudaProfilerStart and cudaProfilerStop are
 profiled: per shape, one call of each implementation in --impls order. The
-kernel names tell them apart (fusedops: rms_norm_* / silu_and_mul_*, Liger:
+kernel names tell them apart (fusedops: rms_norm_* / silu_and_mul_*; Liger:
 _rms_norm_forward_kernel / _fused_add_rms_norm_forward_kernel /
-_swiglu_forward_kernel,
-torch.compile: triton_*; copy: a device copy of x). torch.compile computes in
+_swiglu_forward_kernel; torch.compile: triton_*; copy: a device copy of x). torch.compile computes in
 float32, as in the sweep, so for float64 it is not the same math. A script,
 not a test.
 """
@@ -24,7 +23,7 @@ import sys
 from pathlib import Path
 
 import torch
-from shapes import DTYPES, parse_shapes
+from ncu_target import DTYPES, parse_shapes, profile_each_once
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import IMPLS, OPS, implementation, liger_ops, make_inputs
@@ -53,15 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             if fn is None:
                 print(f"{impl} is not available here", file=sys.stderr)
                 return 2
-            for _ in range(3):
-                fn()
             calls.append(fn)
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    for fn in calls:
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    profile_each_once(calls)
     return 0
 
 

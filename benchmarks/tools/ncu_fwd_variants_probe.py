@@ -17,6 +17,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fwd_variants import load_library, variant
+from ncu_target import profile_each_once
 
 import fusedops
 
@@ -40,15 +41,7 @@ def main() -> None:
         lambda: fusedops.fused_add_rms_norm(x, r, w, 1e-6),
         lambda: LigerFusedAddRMSNormFunction.apply(x, r, w, 1e-6, 0.0, "llama", False),
     ]
-    for f in fns:
-        for _ in range(5):
-            f()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    for f in fns:
-        f()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    profile_each_once(fns, warmup=5)
 
 
 if __name__ == "__main__":

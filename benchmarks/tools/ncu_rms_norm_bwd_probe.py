@@ -17,7 +17,7 @@ import argparse
 import sys
 
 import torch
-from shapes import DTYPES, parse_shapes
+from ncu_target import DTYPES, parse_shapes, profile_each_once
 
 import fusedops  # noqa: F401  (registers torch.ops.fusedops)
 
@@ -59,15 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         calls.append(lambda dy=dy, x=x, w=w: torch.ops.fusedops.rms_norm_backward(dy, x, w, EPS))
         if args.liger:
             calls.append(liger_forward_backward(dy, x, w))
-    for call in calls:
-        for _ in range(3):
-            call()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStart()
-    for call in calls:
-        call()
-    torch.cuda.synchronize()
-    torch.cuda.cudart().cudaProfilerStop()
+    profile_each_once(calls)
     return 0
 
 

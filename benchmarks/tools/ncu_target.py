@@ -1,8 +1,11 @@
-"""Command-line shape lists for the probes: "ROWSxHIDDEN,ROWSxHIDDEN,..."."""
+"""What the ncu target scripts share: their shape lists and the profiled region."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
+
+import torch
 
 DTYPES = ("bfloat16", "float16", "float32", "float64")
 
@@ -23,3 +26,18 @@ def parse_shapes(text: str) -> list[tuple[int, int]]:
             )
         shapes.append(shape)
     return shapes
+
+
+def profile_each_once(calls: Sequence[Callable[[], object]], warmup: int = 3) -> None:
+    """Warm every call up (compilation, autotuning, caches), then run each once
+    between cudaProfilerStart and cudaProfilerStop: with
+    `ncu --profile-from-start off` those runs are the ones profiled."""
+    for call in calls:
+        for _ in range(warmup):
+            call()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    for call in calls:
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
