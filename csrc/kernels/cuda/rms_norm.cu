@@ -494,7 +494,8 @@ __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int pa
   }
 }
 
-// Sum of the squares of a thread's C vectors (those past the row count as zero),
+// Sum of the squares of a thread's C vectors (those past the row count as zero;
+// with kFull there are none),
 // added as a tree: within each vector, then across vectors. The tree is about
 // log2(C * V) dependent operations deep where a running sum is C * V deep, and
 // that chain sits on every row's latency path (1-128 rows of 4096-16384: up to
@@ -511,14 +512,14 @@ __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int pa
 // in both.
 // Every launch plan of an op, dtype and hidden size adds in the same order, so
 // a row's result does not depend on how many rows are in the batch.
-template <bool kPairs, typename A, typename VecT, int C>
+template <bool kPairs, typename A, typename VecT, int C, bool kFull>
 __device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec, int stride) {
   constexpr int V = sizeof(VecT::v) / sizeof(VecT::v[0]);
   constexpr int kLeaves = kPairs ? V / 2 : V;
   A part[C];
 #pragma unroll
   for (int c = 0; c < C; ++c) {
-    const bool in_row = static_cast<int>(threadIdx.x) + c * stride < nvec;
+    const bool in_row = kFull || static_cast<int>(threadIdx.x) + c * stride < nvec;
     A q[kLeaves];
 #pragma unroll
     for (int k = 0; k < kLeaves; ++k) {
@@ -617,8 +618,9 @@ constexpr int single_pass_min_blocks() {
 // The grid is min(rows, 2^30) blocks, so every block has a first row: the
 // loop tests the bound only after it, and the first loads do not wait for it.
 // kWarps: the block's warp count when it is fixed at compile time (see
-// launch_with_warps), else 0 (read from blockDim).
-template <typename T, int C, bool kAdd, bool kFewRows, int kWarps>
+// launch_with_warps), else 0 (read from blockDim). kFull: every thread's C
+// vectors are in the row, so nothing is bounds-checked (fixed_warps_built).
+template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
 __global__ void __launch_bounds__(kSinglePassMaxThreads,
                                   single_pass_min_blocks<T, C, kAdd, kFewRows>())
     rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
@@ -645,7 +647,7 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const int i = threadIdx.x + c * stride;
-      if (i < nvec) {
+      if (kFull || i < nvec) {
         xv[c] = xr[i];
         if constexpr (kAdd) rv[c] = reinterpret_cast<const VecT*>(residual + offset)[i];
         if constexpr (kEarlyWeight) wv[c] = w[i];
@@ -655,7 +657,7 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
 #pragma unroll
       for (int c = 0; c < C; ++c) {
         const int i = threadIdx.x + c * stride;
-        if (i < nvec) {
+        if (kFull || i < nvec) {
           // residual_out is rounded to the dtype, and the norm is of that value.
           add_rounded(xv[c], rv[c]);
           reinterpret_cast<VecT*>(residual_out + offset)[i] = xv[c];
@@ -663,14 +665,14 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
         }
       }
     }
-    A sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A>(xv, nvec, stride);
+    A sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A, VecT, C, kFull>(xv, nvec, stride);
     sum_sq = block_sum_one_barrier<kFewRows, kWarps>(sum_sq, scratch, parity);
     const A rstd = inv_rms(sum_sq, inv_hidden, eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const int i = threadIdx.x + c * stride;
-      if (i < nvec) {
+      if (kFull || i < nvec) {
         keep_packed(xv[c]);
         if constexpr (kEarlyWeight) {
           keep_packed(wv[c]);
@@ -703,46 +705,74 @@ bool single_pass_fits(int64_t nvec, bool add) {
   return nvec <= int64_t{single_pass_max_c<T>(add)} * kSinglePassMaxThreads;
 }
 
-// The 16-bit kernels are also built for blocks of 4, 8, 16 and 32 warps (the
-// blocks of hidden sizes that are powers of two, 1024-32768) with the warp
-// count fixed at compile time: the row stride is a constant and the second
-// reduction level has no branch per round (the harness's bf16 C = 2 kernel:
-// 288 -> 256 SASS instructions). Measured on an H100 as wheels, 1-1024 rows
-// (NOTES.md, v10): 16-bit rms_norm 1.2-7.9% faster at 31 of 32 shapes (bf16
-// 128x16384 1.1% slower); the fused add faster at hidden 2048 and 16384 but
-// 1-4.5% slower at 1-16 rows of 4096 and 8192 (C = 2 with 8 or 16 warps).
-// Built: 16-bit only (float32 was slower at some shapes in the harness), the
-// counts a C can launch with (C = 1 takes rows of at most 256 vectors: up to
-// 8 warps; C = 2 more: from 8; C = 4 more than 2048: 32), and not the fused
-// add's C = 2 blocks of 8 and 16 warps. Everything else reads blockDim.
+// The warp counts a block of C vectors per thread can have, as
+// launch_fwd_single_pass sizes it: C = 1 takes rows of at most 256 vectors
+// (up to 8 warps); C = 2 longer ones (from 8 warps); C = 4 float32 rms_norm
+// rows of 1024 vectors or more (from 8) and other rows of more than 2048 (32).
 template <typename T, int C, bool kAdd>
+constexpr bool warps_reachable(int warps) {
+  if (C == 1) return warps <= 8;
+  if (C == 2) return warps >= 8;
+  return warps >= (sizeof(T) == 4 && !kAdd ? 8 : 32);
+}
+
+// The kernels are also built for blocks of 4, 8, 16 and 32 warps (the blocks
+// of hidden sizes that are powers of two, 1024-32768) with the warp count
+// fixed at compile time: the row stride is a constant and the second
+// reduction level has no branch per round (the harness's bf16 C = 2 kernel:
+// 288 -> 256 SASS instructions). Measured on an H100 as wheels, 1-1024 rows:
+// - 16-bit (NOTES.md, v10): rms_norm 1.2-7.9% faster at 31 of 32 shapes
+//   (bf16 128x16384 1.1% slower); the fused add faster at hidden 2048 and
+//   16384 but 1-4.5% slower at 1-16 rows of 4096 and 8192 (C = 2 with 8 or 16
+//   warps), which keep the runtime count.
+// - float32 (NOTES.md, v11), only for rows that fill the block exactly
+//   (vectors == C x threads: every power-of-two hidden size), built without
+//   per-vector bounds checks as well (kFull): the checks are a select per
+//   element and a branch region per vector, which a latency-bound small batch
+//   pays in full (sm_90 SASS 5-27% shorter). 1.0-5.8% faster than the
+//   bounds-checked runtime-count kernel at 20 of 32 shapes, one 1.4% slower
+//   (the fused add at 1 x 8192). The fixed count alone was slower at some
+//   shapes (harness, v10). kFull with a runtime count is not built: it spilled
+//   16 bytes on sm_100 (fused add, C = 4) and no such block was measured.
+// - 16-bit kernels are not built with kFull: their C = 2 and C = 4 kernels
+//   spilled 48-64 bytes at the register caps of their occupancy builds
+//   (cuobjdump, sm_90) and ran up to 2.2x slower at 1024 rows (H100, v11).
+// Everything else reads blockDim and checks bounds.
+template <typename T, int C, bool kAdd, bool kFull>
 constexpr bool fixed_warps_built(int warps) {
-  const bool reachable = C == 1 ? warps <= 8 : C == 2 ? warps >= 8 : warps == 32;
+  if (!warps_reachable<T, C, kAdd>(warps)) return false;
+  if (sizeof(T) == 4) return kFull;
   const bool pays = !(kAdd && C == 2 && (warps == 8 || warps == 16));
-  return sizeof(T) == 2 && reachable && pays;
+  return sizeof(T) == 2 && !kFull && pays;
 }
 
 // Launches the kWarps build if it exists and the block has that many warps.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, typename Go>
-bool launch_fixed_warps(int threads, const Go& go) {
-  if constexpr (fixed_warps_built<T, C, kAdd>(kWarps)) {
-    if (threads == kWarps * 32) {
-      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps>);
+bool launch_fixed_warps(int threads, bool full, const Go& go) {
+  if (threads != kWarps * 32) return false;
+  if constexpr (fixed_warps_built<T, C, kAdd, true>(kWarps)) {
+    if (full) {
+      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true>);
       return true;
     }
+  }
+  if constexpr (fixed_warps_built<T, C, kAdd, false>(kWarps)) {
+    go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false>);
+    return true;
   }
   return false;
 }
 
+// full: the row fills the block (vectors == C x threads).
 template <typename T, int C, bool kAdd, bool kFewRows, typename Go>
-void launch_with_warps(int threads, const Go& go) {
-  if (launch_fixed_warps<T, C, kAdd, kFewRows, 4>(threads, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, 8>(threads, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, 16>(threads, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, 32>(threads, go)) {
+void launch_with_warps(int threads, bool full, const Go& go) {
+  if (launch_fixed_warps<T, C, kAdd, kFewRows, 4>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, 8>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, 16>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, 32>(threads, full, go)) {
     return;
   }
-  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0>);
+  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false>);
 }
 
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
@@ -764,22 +794,23 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
   auto go = [&](auto kernel) {
     kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, h, inv_h, e);
   };
+  const bool full = nvec == int64_t{c} * threads;  // no thread slot past the row
   auto pick = [&](auto few_rows) {
     constexpr bool kFew = decltype(few_rows)::value;
     if (residual != nullptr) {
-      if (c == 1) return launch_with_warps<T, 1, true, kFew>(threads, go);
+      if (c == 1) return launch_with_warps<T, 1, true, kFew>(threads, full, go);
       if constexpr (single_pass_max_c<T>(true) == 4) {
-        if (c == 4) return launch_with_warps<T, 4, true, kFew>(threads, go);
+        if (c == 4) return launch_with_warps<T, 4, true, kFew>(threads, full, go);
       }
-      return launch_with_warps<T, 2, true, kFew>(threads, go);  // c == 2: single_pass_fits
+      return launch_with_warps<T, 2, true, kFew>(threads, full, go);  // c == 2: single_pass_fits
     }
     switch (c) {
       case 1:
-        return launch_with_warps<T, 1, false, kFew>(threads, go);
+        return launch_with_warps<T, 1, false, kFew>(threads, full, go);
       case 2:
-        return launch_with_warps<T, 2, false, kFew>(threads, go);
+        return launch_with_warps<T, 2, false, kFew>(threads, full, go);
       default:
-        return launch_with_warps<T, 4, false, kFew>(threads, go);
+        return launch_with_warps<T, 4, false, kFew>(threads, full, go);
     }
   };
   // At most one block per SM: the latency build (see single_pass_min_blocks).
