@@ -112,9 +112,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefix", default="", help="file name prefix for the figures")
     args = parser.parse_args(argv)
     rows = load(args.csv)
-    labels = [x for x in args.labels.split(",") if x] or sorted(
-        {r["label"] for r in rows if r["impl"] == "fusedops"}
-    )
+    in_csv = {r["label"] for r in rows if r["impl"] == "fusedops"}
+    labels = [x for x in args.labels.split(",") if x] or sorted(in_csv)
+    missing = [x for x in labels if x not in in_csv]
+    if missing:
+        # Otherwise the figures silently lose their fusedops lines.
+        parser.error(
+            f"--labels {','.join(missing)} not in the CSVs' fusedops rows "
+            f"(they have: {','.join(sorted(in_csv)) or 'none'})"
+        )
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for path in plot(rows, labels, args.out_dir, args.prefix):
         print(path)

@@ -3,12 +3,13 @@
     ncu --profile-from-start off --clock-control none --section SpeedOfLight \\
         --section Occupancy --section LaunchStats --section WarpStateStats \\
         python benchmarks/tools/ncu_fwd_probe.py [--op rms_norm] [--dtype bfloat16] \\
-        [--shapes 1x4096,128x4096] [--impls fusedops,liger,compile]
+        [--shapes 1x4096,128x4096] [--impls fusedops,liger,compile] [--repeat N]
 
 The implementations are gpu_sweep.py's (the same Liger calls, the same
 torch.compile of the float32 math with rows dynamic), so a profile explains a
 sweep row. Only the calls between cudaProfilerStart and cudaProfilerStop are
-profiled: per shape, one call of each implementation in --impls order. The
+profiled: per shape, one call of each implementation in --impls order (or
+--repeat calls of each in a row). The
 kernel names tell them apart (fusedops: rms_norm_* / silu_and_mul_*; Liger:
 _rms_norm_forward_kernel / _fused_add_rms_norm_forward_kernel /
 _swiglu_forward_kernel; torch.compile: triton_*; copy: a device copy of x). torch.compile computes in
@@ -37,7 +38,12 @@ def main(argv: list[str] | None = None) -> int:
         "--shapes", type=parse_shapes, default="1x4096,128x4096", help="ROWSxHIDDEN,..."
     )
     parser.add_argument("--impls", default="fusedops,liger,compile", help=",".join(IMPLS))
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="profile this many calls of each in a row"
+    )
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, not {args.repeat}")
     impls = [i for i in args.impls.split(",") if i]
     unknown = sorted(set(impls) - set(IMPLS))
     if unknown:
@@ -53,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{impl} is not available here", file=sys.stderr)
                 return 2
             calls.append(fn)
-    profile_each_once(calls)
+    profile_each_once(calls, repeat=args.repeat)
     return 0
 
 

@@ -28,16 +28,21 @@ def parse_shapes(text: str) -> list[tuple[int, int]]:
     return shapes
 
 
-def profile_each_once(calls: Sequence[Callable[[], object]], warmup: int = 3) -> None:
-    """Warm every call up (compilation, autotuning, caches), then run each once
-    between cudaProfilerStart and cudaProfilerStop: with
-    `ncu --profile-from-start off` those runs are the ones profiled."""
+def profile_each_once(
+    calls: Sequence[Callable[[], object]], warmup: int = 3, repeat: int = 1
+) -> None:
+    """Warm every call up (compilation, autotuning, caches), then run each
+    `repeat` times in a row between cudaProfilerStart and cudaProfilerStop: with
+    `ncu --profile-from-start off` those runs are the ones profiled. With
+    `--cache-control none`, the later repeats see the cache the earlier ones
+    left, as the calls of one CUDA graph replay in gpu_sweep.py do."""
     for call in calls:
         for _ in range(warmup):
             call()
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStart()
     for call in calls:
-        call()
+        for _ in range(repeat):
+            call()
     torch.cuda.synchronize()
     torch.cuda.cudart().cudaProfilerStop()
