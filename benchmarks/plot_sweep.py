@@ -75,7 +75,11 @@ def plot(rows: list[dict[str, str]], labels: list[str], out_dir: Path, prefix: s
                     points.sort()
                     if name.startswith("fusedops"):
                         k = labels.index(name.split(" ", 1)[1])
-                        style = dict(color=FUSEDOPS_COLORS[k % 4], marker="o", linewidth=2 - k)
+                        style = dict(
+                            color=FUSEDOPS_COLORS[k % 4],
+                            marker="o",
+                            linewidth=max(0.75, 2 - 0.5 * k),
+                        )
                     else:
                         style = STYLE.get(name, {})
                     ax.plot(*zip(*points, strict=True), label=name, markersize=3, **style)
@@ -114,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = load(args.csv)
     in_csv = {r["label"] for r in rows if r["impl"] == "fusedops"}
     labels = [x for x in args.labels.split(",") if x] or sorted(in_csv)
+    if not in_csv:
+        parser.error("the CSVs have no fusedops rows to draw")
     missing = [x for x in labels if x not in in_csv]
     if missing:
         # Otherwise the figures silently lose their fusedops lines.

@@ -9,7 +9,9 @@ The implementations are gpu_sweep.py's (the same Liger calls, the same
 torch.compile of the float32 math with rows dynamic), so a profile explains a
 sweep row. Only the calls between cudaProfilerStart and cudaProfilerStop are
 profiled: per shape, one call of each implementation in --impls order (or
---repeat calls of each in a row). The
+--repeat calls of each in a row: with `--cache-control none`, the later ones see
+the L2 their predecessors left; the implementations of a shape share inputs, so
+compare the last repeat of each). The
 kernel names tell them apart (fusedops: rms_norm_* / silu_and_mul_*; Liger:
 _rms_norm_forward_kernel / _fused_add_rms_norm_forward_kernel /
 _swiglu_forward_kernel; torch.compile: triton_*; copy: a device copy of x). torch.compile computes in

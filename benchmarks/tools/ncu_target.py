@@ -35,7 +35,10 @@ def profile_each_once(
     `repeat` times in a row between cudaProfilerStart and cudaProfilerStop: with
     `ncu --profile-from-start off` those runs are the ones profiled. With
     `--cache-control none`, the later repeats see the cache the earlier ones
-    left, as the calls of one CUDA graph replay in gpu_sweep.py do."""
+    left, as the calls of one CUDA graph replay in gpu_sweep.py do (loosely:
+    ncu replays a kernel once per metric pass, which warms the cache too)."""
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, not {repeat}")
     for call in calls:
         for _ in range(warmup):
             call()
