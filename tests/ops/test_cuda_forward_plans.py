@@ -6,9 +6,10 @@ add with its weight loaded late), then
 the two-pass kernel; rows that are not whole 16-byte vectors take the scalar
 kernel. Hidden sizes below are in elements; a bf16/fp16 vector holds 8, fp32 4.
 The single-pass kernel has a build for at most one row per SM (latency) and
-one for more rows (occupancy); both must give the same bits. float32 rows that
-fill a block of 4-32 warps exactly (power-of-two hidden sizes) take a build
-without bounds checks; the others, with threads past the row, keep them.
+one for more rows (occupancy); both must give the same bits. float32 rows of
+2 or 4 vectors a thread that fill a block of 8, 16 or 32 warps exactly
+(power-of-two hidden 2048-16384) take a build without bounds checks; every
+other row keeps them.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ HIDDEN = {
     # not whole vectors.
     torch.bfloat16: [1024, 16384, 16392, 32768, 32776, 16388],
     torch.float16: [16384, 16392, 32776],
-    # 128 x 1 and 256 x 2 vectors (rows that fill 4 and 8 warps: no bounds
-    # checks); 1023 vectors (rms_norm C=2), 1024 (rms_norm C=4 from here);
-    # 1024 x 2 for the fused add (512 x 4 for rms_norm); 2049 vectors (C=4,
-    # fused add with the late weight); 1024 x 4; 4097 vectors; not whole vectors.
-    torch.float32: [512, 2048, 4092, 4096, 8192, 8196, 16384, 16388, 8190],
+    # 128 and 256 x 1 vector (4 and 8 warps, checked); 256 x 2 (8 warps, no
+    # bounds checks); 1023 vectors (rms_norm C=2), 1024 (rms_norm C=4 from
+    # here); 1024 x 2 for the fused add (512 x 4 for rms_norm); 2049 vectors
+    # (C=4, fused add with the late weight); 1024 x 4; 4097 vectors; not whole
+    # vectors.
+    torch.float32: [512, 1024, 2048, 4092, 4096, 8192, 8196, 16384, 16388, 8190],
 }
 CASES = [(dtype, hidden) for dtype, hiddens in HIDDEN.items() for hidden in hiddens]
 
@@ -72,7 +74,6 @@ SAME_BITS = [
     (torch.bfloat16, 24576),  # C=4 (rms_norm; the fused add takes two-pass)
     (torch.float16, 4096),
     (torch.float16, 8200),
-    (torch.float32, 512),  # C=1, 4 warps, no bounds checks
     (torch.float32, 1000),  # C=1, 8 warps, 6 threads past the row
     (torch.float32, 2048),  # C=2, 8 warps, no bounds checks
     (torch.float32, 4100),  # rms_norm C=4 with 9 warps; fused add C=2

@@ -707,46 +707,54 @@ bool single_pass_fits(int64_t nvec, bool add) {
 
 // The warp counts a block of C vectors per thread can have, as
 // launch_fwd_single_pass sizes it: C = 1 takes rows of at most 256 vectors
-// (up to 8 warps); C = 2 longer ones (from 8 warps); C = 4 float32 rms_norm
-// rows of 1024 vectors or more (from 8) and other rows of more than 2048 (32).
+// (up to 8 warps); C = 2 longer ones (from 8 warps; float32 rms_norm only
+// below 1024 vectors, where just 512 fill a block: 8 warps, what its kFull-only
+// builds need); C = 4 float32 rms_norm rows of 1024 vectors or more (from 8)
+// and other rows of more than 2048 (32).
 template <typename T, int C, bool kAdd>
 constexpr bool warps_reachable(int warps) {
+  const bool float_norm = sizeof(T) == 4 && !kAdd;
   if (C == 1) return warps <= 8;
-  if (C == 2) return warps >= 8;
-  return warps >= (sizeof(T) == 4 && !kAdd ? 8 : 32);
+  if (C == 2) return warps >= 8 && (!float_norm || warps == 8);
+  return warps >= (float_norm ? 8 : 32);
 }
 
-// The kernels are also built for blocks of 4, 8, 16 and 32 warps (the blocks
-// of hidden sizes that are powers of two, 1024-32768) with the warp count
-// fixed at compile time: the row stride is a constant and the second
-// reduction level has no branch per round (the harness's bf16 C = 2 kernel:
-// 288 -> 256 SASS instructions). Measured on an H100 as wheels, 1-1024 rows:
-// - 16-bit (NOTES.md, v10): rms_norm 1.2-7.9% faster at 31 of 32 shapes
-//   (bf16 128x16384 1.1% slower); the fused add faster at hidden 2048 and
-//   16384 but 1-4.5% slower at 1-16 rows of 4096 and 8192 (C = 2 with 8 or 16
-//   warps), which keep the runtime count.
-// - float32 (NOTES.md, v11), only for rows that fill the block exactly
-//   (vectors == C x threads: every power-of-two hidden size), built without
-//   per-vector bounds checks as well (kFull): the checks are a select per
-//   element and a branch region per vector, which a latency-bound small batch
-//   pays in full (sm_90 SASS 5-27% shorter). 1.0-5.8% faster than the
-//   bounds-checked runtime-count kernel at 20 of 32 shapes, one 1.4% slower
-//   (the fused add at 1 x 8192). The fixed count alone was slower at some
-//   shapes (harness, v10). kFull with a runtime count is not built: it spilled
-//   16 bytes on sm_100 (fused add, C = 4) and no such block was measured.
+// The kernels are also built for blocks of 4, 8, 16 and 32 warps with the
+// warp count fixed at compile time: the row stride is a constant and the
+// second reduction level has no branch per round (the harness's bf16 C = 2
+// kernel: 288 -> 256 SASS instructions). Measured on an H100 as wheels,
+// 1-1024 rows:
+// - 16-bit (NOTES.md, v10; the blocks of power-of-two hidden 1024-32768):
+//   rms_norm 1.2-7.9% faster at 31 of 32 shapes (bf16 128x16384 1.1% slower);
+//   the fused add faster at hidden 2048 and 16384 but 1-4.5% slower at 1-16
+//   rows of 4096 and 8192 (C = 2 with 8 or 16 warps), which keep the runtime
+//   count.
+// - float32 (NOTES.md, v11), C = 2 and 4 only (power-of-two hidden
+//   2048-16384), and only for rows that fill the block exactly (vectors == C x
+//   threads), built without per-vector bounds checks as well (kFull): the
+//   checks are a select per element and a branch region per vector, which a
+//   latency-bound small batch pays in full (sm_90 SASS 5-27% shorter).
+//   1.0-5.8% faster than the bounds-checked runtime-count kernel at 20 of 32
+//   shapes, one 1.4% slower (the fused add at 1 x 8192). The fixed count alone
+//   was slower at some shapes (harness, v10); C = 1 (hidden 512 and 1024) was
+//   not measured, so it keeps the checked kernel. kFull with a runtime count is
+//   not built: it spilled 16 bytes on sm_100 (fused add, C = 4) and no such
+//   block was measured.
 // - 16-bit kernels are not built with kFull: their C = 2 and C = 4 kernels
 //   spilled 48-64 bytes at the register caps of their occupancy builds
 //   (cuobjdump, sm_90) and ran up to 2.2x slower at 1024 rows (H100, v11).
-// Everything else reads blockDim and checks bounds.
+// Everything else (double, other warp counts, float32 rows with threads past
+// the row or at C = 1) reads blockDim and checks bounds.
 template <typename T, int C, bool kAdd, bool kFull>
 constexpr bool fixed_warps_built(int warps) {
   if (!warps_reachable<T, C, kAdd>(warps)) return false;
-  if (sizeof(T) == 4) return kFull;
+  if (sizeof(T) == 4) return kFull && C >= 2;
   const bool pays = !(kAdd && C == 2 && (warps == 8 || warps == 16));
   return sizeof(T) == 2 && !kFull && pays;
 }
 
-// Launches the kWarps build if it exists and the block has that many warps.
+// If the block has kWarps warps: launches the kFull build when the row fills
+// the block and one is built, else the checked fixed-count build if built.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, typename Go>
 bool launch_fixed_warps(int threads, bool full, const Go& go) {
   if (threads != kWarps * 32) return false;
