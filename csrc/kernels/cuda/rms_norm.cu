@@ -1314,38 +1314,54 @@ struct BwdPlan {
   bool writes_grad_weight() const { return fused() && num_partials == 1; }
 };
 
-template <typename T, int V, int C>
-const void* bwd_kernel_ptr() {
-  return reinterpret_cast<const void*>(rms_norm_bwd_kernel<T, V, C>);
+// The one place that maps C (vectors per thread) to the backward register
+// kernel: plan_bwd sizes the persistent grid for the kernel this picks, and
+// launch_bwd_fused launches that same kernel. f gets the kernel (a function
+// pointer), like the forward's go.
+template <typename T, int V, typename F>
+void with_bwd_kernel(int c, F&& f) {
+  if constexpr (bwd_long_row_built<T, V>()) {
+    if (c == kBwdLongRowC) return f(rms_norm_bwd_kernel<T, V, kBwdLongRowC>);
+  }
+  switch (c) {
+    case 1:
+      return f(rms_norm_bwd_kernel<T, V, 1>);
+    case 2:
+      return f(rms_norm_bwd_kernel<T, V, 2>);
+    case 4:
+      return f(rms_norm_bwd_kernel<T, V, 4>);
+    default:
+      // plan_bwd gives C = 8 only where it is built; anything else is a bug here.
+      throw std::logic_error("fusedops: no rms_norm backward register kernel for this C");
+  }
 }
 
 template <typename T, int V>
 const void* bwd_kernel_for(int c) {
-  if constexpr (bwd_long_row_built<T, V>()) {
-    if (c == kBwdLongRowC) return bwd_kernel_ptr<T, V, kBwdLongRowC>();
-  }
+  const void* kernel = nullptr;
+  with_bwd_kernel<T, V>(c, [&](auto k) { kernel = reinterpret_cast<const void*>(k); });
+  return kernel;
+}
+
+// The same for the staged kernel: plan_bwd's plan_staged and launch_bwd_staged
+// both go through this one switch.
+template <typename T, typename F>
+void with_bwd_staged_kernel(int c, F&& f) {
   switch (c) {
     case 1:
-      return bwd_kernel_ptr<T, V, 1>();
+      return f(rms_norm_bwd_staged_kernel<T, 1>);
     case 2:
-      return bwd_kernel_ptr<T, V, 2>();
-    case 4:
-      return bwd_kernel_ptr<T, V, 4>();
+      return f(rms_norm_bwd_staged_kernel<T, 2>);
     default:
-      throw std::logic_error("fusedops: no rms_norm backward register kernel for this C");
+      return f(rms_norm_bwd_staged_kernel<T, 4>);
   }
 }
 
 template <typename T>
 const void* bwd_staged_kernel_for(int c) {
-  switch (c) {
-    case 1:
-      return reinterpret_cast<const void*>(rms_norm_bwd_staged_kernel<T, 1>);
-    case 2:
-      return reinterpret_cast<const void*>(rms_norm_bwd_staged_kernel<T, 2>);
-    default:
-      return reinterpret_cast<const void*>(rms_norm_bwd_staged_kernel<T, 4>);
-  }
+  const void* kernel = nullptr;
+  with_bwd_staged_kernel<T>(c, [&](auto k) { kernel = reinterpret_cast<const void*>(k); });
+  return kernel;
 }
 
 // v5 backward: C = 1, 2 or 4 vectors per thread, 256 threads (512 for rows
@@ -1476,19 +1492,10 @@ void launch_bwd_staged(const BwdPlan& p, T* grad_x, typename Acc<T>::type* parti
   const size_t smem = static_cast<size_t>(p.staged.smem_bytes);
   const int h = static_cast<int>(hidden);
   const int stages = p.staged.stages;
-  switch (p.staged_c) {
-    case 1:
-      rms_norm_bwd_staged_kernel<T, 1><<<grid, threads, smem, stream>>>(
-          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, h, stages, eps);
-      break;
-    case 2:
-      rms_norm_bwd_staged_kernel<T, 2><<<grid, threads, smem, stream>>>(
-          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, h, stages, eps);
-      break;
-    default:
-      rms_norm_bwd_staged_kernel<T, 4><<<grid, threads, smem, stream>>>(
-          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, h, stages, eps);
-  }
+  with_bwd_staged_kernel<T>(p.staged_c, [&](auto kernel) {
+    kernel<<<grid, threads, smem, stream>>>(grad_x, partial, grad_weight, grad_out, grad_extra, x,
+                                            weight, rows, h, stages, eps);
+  });
 }
 
 template <typename T, int V>
@@ -1497,30 +1504,10 @@ void launch_bwd_fused(const BwdPlan& p, T* grad_x, typename Acc<T>::type* partia
                       int64_t rows, int64_t hidden, typename Acc<T>::type eps,
                       cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.grid));
-  if constexpr (bwd_long_row_built<T, V>()) {
-    if (p.row.vecs_per_thread == kBwdLongRowC) {
-      rms_norm_bwd_kernel<T, V, kBwdLongRowC><<<grid, p.row.threads, 0, stream>>>(
-          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, hidden, eps);
-      return;
-    }
-  }
-  switch (p.row.vecs_per_thread) {
-    case 1:
-      rms_norm_bwd_kernel<T, V, 1><<<grid, p.row.threads, 0, stream>>>(
-          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, hidden, eps);
-      break;
-    case 2:
-      rms_norm_bwd_kernel<T, V, 2><<<grid, p.row.threads, 0, stream>>>(
-          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, hidden, eps);
-      break;
-    case 4:
-      rms_norm_bwd_kernel<T, V, 4><<<grid, p.row.threads, 0, stream>>>(
-          grad_x, partial, grad_weight, grad_out, grad_extra, x, weight, rows, hidden, eps);
-      break;
-    default:
-      // plan_bwd gives C = 8 only where it is built; anything else is a bug here.
-      throw std::logic_error("fusedops: no rms_norm backward register kernel for this C");
-  }
+  with_bwd_kernel<T, V>(p.row.vecs_per_thread, [&](auto kernel) {
+    kernel<<<grid, p.row.threads, 0, stream>>>(grad_x, partial, grad_weight, grad_out, grad_extra,
+                                               x, weight, rows, hidden, eps);
+  });
 }
 
 template <typename T>
