@@ -2,8 +2,8 @@
 
     python benchmarks/plot_sweep.py OUT_DIR CSV [CSV ...] [--labels final,v6] [--prefix NAME]
 
-One figure per op (rms_norm, fused_add_rms_norm, silu_and_mul: its hidden is the
-output's width, x being twice as wide), one panel per (dtype, hidden),
+One figure per op in the CSVs (rms_norm, fused_add_rms_norm, silu_and_mul and
+its backward: their hidden is the output's width, x being twice as wide), one panel per (dtype, hidden),
 rows on the x axis (log), TB/s over the fewest bytes that must move on the y
 axis; one line per implementation (fusedops once per --labels entry), and the
 device-to-device copy of the same tensor as a dashed line. Runs on any
@@ -18,7 +18,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-OPS = ("rms_norm", "fused_add_rms_norm", "silu_and_mul")
+OPS = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "silu_and_mul_backward")
 DTYPES = ("bfloat16", "float16", "float32")
 STYLE = {
     "compile": dict(color="tab:orange", marker="s"),
@@ -91,7 +91,8 @@ def plot(rows: list[dict[str, str]], labels: list[str], out_dir: Path, prefix: s
                 if i == len(dtypes) - 1:
                     ax.set_xlabel("rows")
         handles, names = axes[0][0].get_legend_handles_labels()
-        fig.suptitle(f"{op} forward, {gpu}: kernel time in a CUDA graph", y=0.995, fontsize=10)
+        title = op if op.endswith("_backward") else f"{op} forward"
+        fig.suptitle(f"{title}, {gpu}: kernel time in a CUDA graph", y=0.995, fontsize=10)
         fig.legend(
             handles,
             names,

@@ -36,6 +36,14 @@ def eager_silu_and_mul(x):
     return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
 
 
+def manual_silu_and_mul_backward(g, x):
+    """d(silu(a) * b) for x = [a, b]: the float32 math autograd's graph computes."""
+    d = x.shape[-1] // 2
+    a, b, gf = x[..., :d].float(), x[..., d:].float(), g.float()
+    s = torch.sigmoid(a)
+    return torch.cat([gf * b * s * (1 + a * (1 - s)), gf * a * s], -1).to(x.dtype)
+
+
 def allow_many_graphs() -> None:
     """One compiled graph per benchmarked shape: lift dynamo's recompile limits
     (default 8) so no shape silently falls back to eager."""

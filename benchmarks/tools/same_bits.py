@@ -12,7 +12,8 @@ payloads, count as different), with the build, torch and GPU that made it.
 trivially) or from different torch versions or GPUs (different inputs or
 hardware, not a different build).
 
-Shapes cover the forward's plans: float32 rows of 1, 2 and 4 vectors a thread
+Every op runs forward and backward (the backward ops called directly, with
+seeded gradients). Shapes cover the forward's plans: float32 rows of 1, 2 and 4 vectors a thread
 that fill a block (512-16384) and rows with threads past the row (1000, 4100,
 12288), rows too long for the single-pass kernel (20480: the two-pass kernel
 for float32 and the 16-bit fused add), rows that are not whole 16-byte vectors
@@ -37,6 +38,24 @@ SILU_DTYPES = ("bfloat16", "float16", "float32", "float64")
 SILU_D = (8, 100, 1024, 1032, 2048, 8192)
 SILU_ROWS = (1, 5, 300, 70000)
 MAX_SILU_ELEMENTS = 1 << 24
+SILU_EDGES = (
+    -1e4,
+    -104.0,
+    -100.0,
+    -89.0,
+    -88.0,
+    -87.5,
+    -87.0,
+    -86.0,
+    -20.0,
+    0.0,
+    -0.0,
+    3.0,
+    90.0,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+)
 
 
 def digest(t: torch.Tensor) -> str:
@@ -47,6 +66,7 @@ def digest(t: torch.Tensor) -> str:
 def outputs() -> dict[str, str]:
     import fusedops
 
+    ops = torch.ops.fusedops
     out: dict[str, str] = {}
     g = torch.Generator(device="cuda").manual_seed(0)
 
@@ -63,6 +83,13 @@ def outputs() -> dict[str, str]:
                 o, ro = fusedops.fused_add_rms_norm(x, r, w, 1e-6)
                 out[f"fused_add_rms_norm {name} {rows}x{hidden}"] = digest(o)
                 out[f"fused_add_rms_norm residual {name} {rows}x{hidden}"] = digest(ro)
+                go, gr = randn(rows, hidden, dtype=dt), randn(rows, hidden, dtype=dt)
+                gx, gw = ops.rms_norm_backward(go, x, w, 1e-6)
+                out[f"rms_norm_backward x {name} {rows}x{hidden}"] = digest(gx)
+                out[f"rms_norm_backward weight {name} {rows}x{hidden}"] = digest(gw)
+                gs, gw = ops.fused_add_rms_norm_backward(go, gr, ro, w, 1e-6)
+                out[f"fused_add_rms_norm_backward sum {name} {rows}x{hidden}"] = digest(gs)
+                out[f"fused_add_rms_norm_backward weight {name} {rows}x{hidden}"] = digest(gw)
     for name in SILU_DTYPES:
         dt = getattr(torch, name)
         for d in SILU_D:
@@ -71,11 +98,26 @@ def outputs() -> dict[str, str]:
                     continue
                 x = randn(rows, 2 * d, dtype=dt)
                 out[f"silu_and_mul {name} {rows}x{d}"] = digest(fusedops.silu_and_mul(x))
+                go = randn(rows, d, dtype=dt)
+                out[f"silu_and_mul_backward {name} {rows}x{d}"] = digest(
+                    ops.silu_and_mul_backward(go, x)
+                )
                 # One element into its storage: off 16-byte alignment, the scalar path.
                 xm = randn(rows * 2 * d + 1, dtype=dt)[1:].view(rows, 2 * d)
                 out[f"silu_and_mul misaligned {name} {rows}x{d}"] = digest(
                     fusedops.silu_and_mul(xm)
                 )
+        # Gates where 1 + exp(-a) leaves the normal range (a below about -87),
+        # infinities and NaN, at every position of a 16-byte vector.
+        edge = torch.tensor(SILU_EDGES, device="cuda").to(dt)
+        # 128 rows make a small launch, 65536 rows a large one.
+        for rows in (128, 65536):
+            x = torch.stack([edge.roll(k) for k in range(16)]).repeat(rows // 16, 2)
+            go = randn(rows, 16, dtype=dt)
+            out[f"silu_and_mul edges {name} {rows}x16"] = digest(fusedops.silu_and_mul(x))
+            out[f"silu_and_mul_backward edges {name} {rows}x16"] = digest(
+                ops.silu_and_mul_backward(go, x)
+            )
     return out
 
 

@@ -294,6 +294,32 @@ def test_silu_and_mul_special_values(device, dtype):
     check_silu_and_mul(x, dtype, device, equal_nan=True)
 
 
+# The CUDA silu_and_mul takes 4-byte vectors for launches of at most this many
+# 16-byte vectors, 16-byte vectors above; its sigmoid has a fast path for
+# 1 + exp(-a) in [1, 2^126) and falls back per vector outside it.
+SILU_NARROW_MAX_VECTORS = 16384
+SILU_EDGES = [-1e4, -104.0, -100.0, -89.0, -88.0, -87.5, -87.0, -86.0]
+SILU_EDGES += [-20.0, 0.0, -0.0, 3.0, 90.0, float("inf"), float("-inf"), float("nan")]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("launch", ["small", "at_limit", "past_limit"])
+def test_silu_and_mul_special_values_every_lane(device, dtype, launch):
+    # Each of the 16 values at every position of a vector: a vector mixing
+    # fast-path and fallback lanes must give the fallback's result in its own
+    # lanes only, for both vector widths.
+    d = len(SILU_EDGES)
+    vectors_per_row = d * dtype.itemsize // 16
+    limit_rows = SILU_NARROW_MAX_VECTORS // vectors_per_row
+    rows = {"small": 16, "at_limit": limit_rows, "past_limit": limit_rows + 16}[launch]
+    a = torch.tensor(SILU_EDGES, dtype=torch.float64)
+    b = torch.linspace(-2, 2, d, dtype=torch.float64)
+    lanes = torch.stack([torch.cat([a.roll(k), b.roll(k)]) for k in range(d)])
+    x = lanes.repeat(rows // d, 1).to(dtype=dtype, device=device)
+    check_silu_and_mul(x, dtype, device, equal_nan=True)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rms_norm_special_rows(device, dtype):
