@@ -3,14 +3,18 @@
     python benchmarks/gpu_sweep.py --csv OUT.csv [--dtypes bfloat16,float16,float32]
         [--impls fusedops,compile,liger,copy]
         [--ops rms_norm,fused_add_rms_norm,silu_and_mul,silu_and_mul_backward]
-        [--label NAME] [--quick] [--rows 1,16,128] [--hidden 2048,4096]
+        [--label NAME] [--quick] [--rows 1,16,128] [--hidden 2048,4096] [--placements 3]
 
 For every dtype, rows in 1 ... 65536 and hidden in 2048 ... 16384, each
 implementation is captured into a CUDA graph (up to 64 calls on the same
 inputs, as many as move about 512 MB), the graph is replayed and timed with
 CUDA events (median of `triton.testing.do_bench`), and the time per call is
-written as one CSV row. The order of the implementations rotates from one
-shape to the next, so none is always timed first. Inputs that fit in L2 (up
+written as one CSV row. Shapes that move at most 32 MB are timed on
+--placements sets of inputs (default 3, each allocated after spacers that move
+it elsewhere in memory) and the median is written: at 1-row shapes where the
+inputs land moved single results by up to 30%. The order of the
+implementations rotates from one shape (and placement) to the next, so none is
+always timed first. Inputs that fit in L2 (up
 to ~1024 x 4096 bf16) are read from L2 after the first call, as in a model
 where the previous kernel has just written them; every implementation, and
 the copy, is timed the same way. TB/s counts the fewest bytes that must move:
@@ -39,6 +43,8 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import random
+import statistics
 import sys
 from collections.abc import Callable
 
@@ -63,6 +69,12 @@ DEFAULT_OPS = OPS[:3]
 # launch is amortised and large shapes still take one call per replay.
 GRAPH_BYTES = 512 << 20
 MAX_CALLS = 64
+# Shapes that move at most this many bytes are timed on --placements sets of
+# inputs, each allocated after fresh spacers, and the median is kept: at 1-row
+# shapes on an H200 one set of inputs put every implementation up to 30% away
+# from its median, depending on where the inputs and the outputs landed
+# (benchmarks/tools/placement_probe.py). Larger shapes take one set (time).
+PLACED_MAX_BYTES = 32 << 20
 
 FIELDS = [
     "label",
@@ -75,6 +87,7 @@ FIELDS = [
     "impl",
     "rows",
     "hidden",
+    "placements",
     "us",
     "bytes",
     "tbps",
@@ -111,21 +124,37 @@ def liger_ops() -> dict[str, Callable] | None:
     }
 
 
+def moved_elements(op: str, rows: int, hidden: int) -> int:
+    """The fewest elements the op must move at (rows, hidden)."""
+    per_row = (
+        {
+            "rms_norm": 2,
+            "fused_add_rms_norm": 4,
+            "silu_and_mul": 3,
+            "silu_and_mul_backward": 5,
+        }[op]
+        * rows
+        * hidden
+    )
+    return per_row + (hidden if op in ("rms_norm", "fused_add_rms_norm") else 0)
+
+
 def make_inputs(
     op: str, rows: int, hidden: int, dtype: torch.dtype
 ) -> tuple[tuple[torch.Tensor, ...], int]:
     """The op's inputs at (rows, hidden) and the fewest elements it must move."""
+    moved = moved_elements(op, rows, hidden)
     if op == "silu_and_mul":
-        return (torch.randn(rows, 2 * hidden, dtype=dtype, device="cuda"),), 3 * rows * hidden
+        return (torch.randn(rows, 2 * hidden, dtype=dtype, device="cuda"),), moved
     if op == "silu_and_mul_backward":
         grad = torch.randn(rows, hidden, dtype=dtype, device="cuda")
         x = torch.randn(rows, 2 * hidden, dtype=dtype, device="cuda")
-        return (grad, x), 5 * rows * hidden
+        return (grad, x), moved
     data = [torch.randn(rows, hidden, dtype=dtype, device="cuda")]
     if op == "fused_add_rms_norm":
         data.append(torch.randn_like(data[0]))
     w = torch.randn(hidden, dtype=dtype, device="cuda")
-    return (*data, w), 2 * len(data) * rows * hidden + hidden
+    return (*data, w), moved
 
 
 def largest(inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -193,25 +222,64 @@ def rotated(impls: list[str], k: int) -> list[str]:
     return impls[k:] + impls[:k]
 
 
+def spacers(rng: random.Random) -> list[torch.Tensor]:
+    """Allocations that move the next inputs elsewhere: 0-1 MB from the
+    allocator's small-block pool and 2-38 MB from its large one."""
+    small = rng.randrange(0, 256) * 4096
+    large = (2 << 20) * rng.randrange(1, 20)
+    return [torch.empty(n, dtype=torch.uint8, device="cuda") for n in (small, large) if n]
+
+
+def time_shape(
+    op: str,
+    rows: int,
+    hidden: int,
+    dtype: torch.dtype,
+    impls: list[str],
+    lg,
+    placements: int,
+    rng: random.Random,
+    first: int,
+) -> tuple[dict[str, float], tuple[torch.Tensor, ...]]:
+    """Median microseconds per call of each available impl over `placements`
+    sets of inputs (each after fresh spacers), and the last set of inputs.
+    The order of the impls rotates from `first` on, one step per placement."""
+    times: dict[str, list[float]] = {}
+    held: list[object] = []
+    for p in range(placements):
+        if placements > 1:
+            held += spacers(rng)
+        inputs, elements = make_inputs(op, rows, hidden, dtype)
+        held.append(inputs)
+        calls = max(1, min(MAX_CALLS, GRAPH_BYTES // (elements * dtype.itemsize)))
+        for impl in rotated(impls, first + p):
+            fn = implementation(op, impl, inputs, lg)
+            if fn is not None:
+                times.setdefault(impl, []).append(graph_us(fn, calls))
+    return {impl: statistics.median(ts) for impl, ts in times.items()}, inputs
+
+
 def sweep(args, meta: dict[str, str], writer) -> None:
     lg = liger_ops() if "liger" in args.impls else None
     rows_list = args.rows or ((1, 128, 16384) if args.quick else ROWS)
     hidden_list = args.hidden or ((4096, 16384) if args.quick else HIDDEN)
+    rng = random.Random(0)
     shape_index = 0
     for dtype_name in args.dtypes:
         dtype = getattr(torch, dtype_name)
-        esize = torch.finfo(dtype).bits // 8
+        esize = dtype.itemsize
         for op in args.ops:
             for hidden in hidden_list:
                 for rows in rows_list:
-                    inputs, elements = make_inputs(op, rows, hidden, dtype)
-                    moved = elements * esize
-                    calls = max(1, min(MAX_CALLS, GRAPH_BYTES // moved))
-                    for impl in rotated(args.impls, shape_index):
-                        fn = implementation(op, impl, inputs, lg)
-                        if fn is None:
+                    moved = moved_elements(op, rows, hidden) * esize
+                    placements = args.placements if moved <= PLACED_MAX_BYTES else 1
+                    times, inputs = time_shape(
+                        op, rows, hidden, dtype, args.impls, lg, placements, rng, shape_index
+                    )
+                    for impl in args.impls:
+                        if impl not in times:
                             continue
-                        us = graph_us(fn, calls)
+                        us = times[impl]
                         nbytes = 2 * largest(inputs).numel() * esize if impl == "copy" else moved
                         writer.writerow(
                             {
@@ -221,6 +289,7 @@ def sweep(args, meta: dict[str, str], writer) -> None:
                                 "impl": impl,
                                 "rows": rows,
                                 "hidden": hidden,
+                                "placements": placements,
                                 "us": f"{us:.3f}",
                                 "bytes": nbytes,
                                 "tbps": f"{nbytes / us / 1e6:.4f}",
@@ -241,10 +310,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", default="", help="names this run in the CSV (e.g. a variant)")
     parser.add_argument("--quick", action="store_true", help="a few shapes")
     parser.add_argument(
+        "--placements",
+        type=int,
+        default=3,
+        help="input sets timed per shape of at most 32 MB moved (median kept)",
+    )
+    parser.add_argument(
         "--rows", help="comma-separated row counts (default: the sweep's, or --quick's)"
     )
     parser.add_argument("--hidden", help="comma-separated hidden sizes (default: as --rows)")
     args = parser.parse_args(argv)
+    if args.placements < 1:
+        parser.error(f"--placements must be at least 1, not {args.placements}")
     try:
         args.rows = tuple(int(v) for v in args.rows.split(",")) if args.rows else None
         args.hidden = tuple(int(v) for v in args.hidden.split(",")) if args.hidden else None

@@ -61,3 +61,31 @@ def test_gradients(device: str, dtype: torch.dtype, shape: tuple[int, ...]) -> N
 def test_gradcheck(device: str) -> None:
     x = randn(3, 2, 10, dtype=torch.float64, device=device).requires_grad_()
     assert torch.autograd.gradcheck(fusedops.silu_and_mul, (x,))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "rows", [131071, 131073], ids=["x-under-2^31-elements", "x-over-2^31-elements"]
+)
+def test_cuda_rows_past_32_bit_offsets(rows: int) -> None:
+    # The CUDA kernels index in 32 bits (a multiply-shift division) while x has
+    # fewer than 2^31 elements and in 64 bits from there: the last rows on
+    # either side of the switch (offsets just under, then past 2^31) must be right.
+    d = 8192
+    needed = 5 * rows * 2 * d * 2  # x, out, grad_out, grad_x (bf16), slack
+    if torch.cuda.mem_get_info()[0] < needed:
+        pytest.skip(f"needs {needed >> 30} GiB of free GPU memory")
+    # One random row plus a step that differs from row to row (a row mixed up
+    # with another shows), cheap to make at 4 GiB.
+    base = randn(1, 2 * d, dtype=torch.bfloat16, device="cuda") * 3
+    step = (torch.arange(rows, device="cuda") % 89 * 0.125).to(torch.bfloat16)
+    x = base + step[:, None]
+    grad = x[:, :d] * 0.5
+    out = fusedops.silu_and_mul(x)
+    grad_x = torch.ops.fusedops.silu_and_mul_backward(grad, x)
+    for part in (slice(0, 2), slice(rows - 2, rows)):
+        xs = x[part].detach().double().cpu().requires_grad_()
+        ref = ref_silu_and_mul(xs)
+        ref.backward(grad[part].double().cpu())
+        assert_close(out[part], ref.detach(), torch.bfloat16)
+        assert_close(grad_x[part], xs.grad, torch.bfloat16, grad=True)

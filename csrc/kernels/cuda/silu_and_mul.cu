@@ -2,10 +2,11 @@
 //
 // Elementwise over [rows, d] outputs with inputs [rows, 2d]: a grid-strided
 // loop over 16-byte vectors when d and the pointers allow it (4-byte vectors
-// for small launches), scalars otherwise. The 2D index is a division per
-// vector; this kernel is memory bound, so the integer math hides under the
-// loads. The sigmoids of a vector are computed together (sigmoid_vec), so
-// their latencies overlap.
+// for small launches), scalars otherwise. At the sizes that fit in L2 the
+// kernel is bound by instructions and latency, not DRAM, so the path to each
+// thread's loads is kept short (32-bit indices with a multiply-shift division,
+// Index32) and the sigmoids of a vector are computed together (sigmoid_vec),
+// so their latencies overlap.
 #include <algorithm>
 #include <type_traits>
 
@@ -43,6 +44,15 @@ __device__ __forceinline__ float reciprocal_from_one(float y) {
   return fmaf(r, fmaf(-y, r, 1.0f), r);
 }
 
+// exp(-a) as __expf(-a) computes it (2^(a * -log2 e) on the hardware), less
+// __expf's rescaling of results below 2^-126, which here flush to zero: the
+// sigmoid only ever adds them to 1, where both round to exactly 1.
+__device__ __forceinline__ float exp_neg_for_sigmoid(float a) {
+  float e;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(a * -1.44269504088896341f));
+  return e;
+}
+
 // s[k] = sigmoid(a[k]) for a whole vector, bit for bit what sigmoid() gives.
 // y = 1 + exp(-a) leaves [1, 2^126) only for a below about -87 or NaN; then
 // the vector takes the IEEE division after all.
@@ -52,7 +62,7 @@ __device__ __forceinline__ void sigmoid_vec(const A (&a)[V], A (&s)[V]) {
     bool in_range = true;
 #pragma unroll
     for (int k = 0; k < V; ++k) {
-      const float y = 1.0f + __expf(-a[k]);
+      const float y = 1.0f + exp_neg_for_sigmoid(a[k]);
       in_range &= y < 0x1p126f;
       s[k] = reciprocal_from_one(y);
     }
@@ -62,20 +72,50 @@ __device__ __forceinline__ void sigmoid_vec(const A (&a)[V], A (&s)[V]) {
   for (int k = 0; k < V; ++k) s[k] = sigmoid(a[k]);
 }
 
-template <typename T, int V>
-__global__ void silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ x, int64_t rows,
-                                    int64_t d) {
+// The flat index space of a launch: `total` vectors of the [rows, d] output,
+// `dv` to a row, and how a vector index splits into (row, column).
+// Index64 divides as written. Index32, for tensors of fewer than 2^31
+// elements, keeps the loop and the address math in 32 bits and divides by dv
+// with a multiply and a shift (dv's magic number is found on the host): a
+// few instructions where a runtime division takes about twenty, on the path
+// to every thread's first load.
+struct Index64 {
+  using I = int64_t;
+  int64_t total, dv;
+  __device__ __forceinline__ int64_t row(int64_t i) const { return i / dv; }
+};
+
+struct Index32 {
+  using I = uint32_t;
+  uint32_t total, dv, magic, shift;
+  // (i + umulhi(i, magic)) >> shift == i / dv for i < 2^31: the sum fits.
+  __device__ __forceinline__ uint32_t row(uint32_t i) const {
+    return (__umulhi(i, magic) + i) >> shift;
+  }
+};
+
+// Round-up method: shift = ceil(log2 dv), magic = 2^32 (2^shift - dv) / dv + 1
+// (below 2^32 since dv > 2^(shift - 1)).
+Index32 make_index32(int64_t total, int64_t dv) {
+  uint32_t shift = 0;
+  while ((int64_t{1} << shift) < dv) ++shift;
+  const uint64_t magic = ((uint64_t{1} << 32) * ((uint64_t{1} << shift) - dv)) / dv + 1;
+  return {static_cast<uint32_t>(total), static_cast<uint32_t>(dv), static_cast<uint32_t>(magic),
+          shift};
+}
+
+template <typename T, int V, typename Index>
+__global__ void silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ x, Index ix) {
   using A = typename Acc<T>::type;
   using VecT = Vec<T, V>;
-  const int64_t dv = d / V;
-  const int64_t total = rows * dv;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t row = i / dv;
-    const int64_t col = i - row * dv;
-    const VecT* xr = reinterpret_cast<const VecT*>(x + row * 2 * d);
+  using I = typename Index::I;
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < ix.total; i += stride) {
+    const I row = ix.row(i);
+    const I col = i - row * ix.dv;
+    const VecT* xr = reinterpret_cast<const VecT*>(x) + row * 2 * ix.dv;
     const VecT a = xr[col];
-    const VecT b = xr[dv + col];
+    const VecT b = xr[ix.dv + col];
     A af[V], s[V];
 #pragma unroll
     for (int k = 0; k < V; ++k) af[k] = to_acc<A>(a.v[k]);
@@ -87,36 +127,40 @@ __global__ void silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ x
   }
 }
 
-template <typename T, int V>
+template <typename T, int V, typename Index>
 __global__ void silu_and_mul_bwd_kernel(T* __restrict__ grad_x, const T* __restrict__ grad_out,
-                                        const T* __restrict__ x, int64_t rows, int64_t d) {
+                                        const T* __restrict__ x, Index ix) {
   using A = typename Acc<T>::type;
   using VecT = Vec<T, V>;
-  const int64_t dv = d / V;
-  const int64_t total = rows * dv;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t row = i / dv;
-    const int64_t col = i - row * dv;
-    const VecT* xr = reinterpret_cast<const VecT*>(x + row * 2 * d);
-    VecT* gr = reinterpret_cast<VecT*>(grad_x + row * 2 * d);
+  using I = typename Index::I;
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < ix.total; i += stride) {
+    const I row = ix.row(i);
+    const I col = i - row * ix.dv;
+    const VecT* xr = reinterpret_cast<const VecT*>(x) + row * 2 * ix.dv;
+    VecT* gr = reinterpret_cast<VecT*>(grad_x) + row * 2 * ix.dv;
     const VecT a = xr[col];
-    const VecT b = xr[dv + col];
+    const VecT b = xr[ix.dv + col];
     const VecT g = reinterpret_cast<const VecT*>(grad_out)[i];
-    A af[V], s[V];
+    // Every input is converted before the sigmoids: converted after them,
+    // ptxas issued the b and g loads only once a's sigmoids were done (two
+    // memory latencies in a row, up to 6% slower even at DRAM-bound sizes).
+    A af[V], bf[V], gf[V], s[V];
 #pragma unroll
-    for (int k = 0; k < V; ++k) af[k] = to_acc<A>(a.v[k]);
+    for (int k = 0; k < V; ++k) {
+      af[k] = to_acc<A>(a.v[k]);
+      bf[k] = to_acc<A>(b.v[k]);
+      gf[k] = to_acc<A>(g.v[k]);
+    }
     sigmoid_vec(af, s);
     VecT ga, gb;
 #pragma unroll
     for (int k = 0; k < V; ++k) {
-      const A bf = to_acc<A>(b.v[k]);
-      const A gf = to_acc<A>(g.v[k]);
-      ga.v[k] = Cast<T>::from(gf * bf * s[k] * (A(1) + af[k] * (A(1) - s[k])));
-      gb.v[k] = Cast<T>::from(gf * af[k] * s[k]);
+      ga.v[k] = Cast<T>::from(gf[k] * bf[k] * s[k] * (A(1) + af[k] * (A(1) - s[k])));
+      gb.v[k] = Cast<T>::from(gf[k] * af[k] * s[k]);
     }
     gr[col] = ga;
-    gr[dv + col] = gb;
+    gr[ix.dv + col] = gb;
   }
 }
 
@@ -157,12 +201,27 @@ void with_width(int width, Go&& go) {
   }
 }
 
+// Calls go(V, index space) for x of [rows, 2d] in vectors of `width`
+// elements: Index32 where x has fewer than 2^31 elements, else Index64.
+template <typename T, typename Go>
+void with_launch_shape(int64_t rows, int64_t d, int width, Go&& go) {
+  with_width<T>(width, [&](auto v) {
+    constexpr int V = decltype(v)::value;
+    const int64_t dv = d / V;
+    if (rows * 2 * d < (int64_t{1} << 31)) {
+      go(v, make_index32(rows * dv, dv));
+    } else {
+      go(v, Index64{rows * dv, dv});
+    }
+  });
+}
+
 template <typename T>
 void launch_fwd(T* out, const T* x, int64_t rows, int64_t d, cudaStream_t stream) {
   const int width = vector_width<T>(rows, d, aligned16(out) && aligned16(x));
-  with_width<T>(width, [&](auto v) {
+  with_launch_shape<T>(rows, d, width, [&](auto v, auto ix) {
     constexpr int V = decltype(v)::value;
-    silu_and_mul_kernel<T, V><<<grid_for(rows * d / V), kThreads, 0, stream>>>(out, x, rows, d);
+    silu_and_mul_kernel<T, V><<<grid_for(ix.total), kThreads, 0, stream>>>(out, x, ix);
   });
   check_launch("silu_and_mul kernel launch");
 }
@@ -172,10 +231,10 @@ void launch_bwd(T* grad_x, const T* grad_out, const T* x, int64_t rows, int64_t 
                 cudaStream_t stream) {
   const int width =
       vector_width<T>(rows, d, aligned16(grad_x) && aligned16(grad_out) && aligned16(x));
-  with_width<T>(width, [&](auto v) {
+  with_launch_shape<T>(rows, d, width, [&](auto v, auto ix) {
     constexpr int V = decltype(v)::value;
     silu_and_mul_bwd_kernel<T, V>
-        <<<grid_for(rows * d / V), kThreads, 0, stream>>>(grad_x, grad_out, x, rows, d);
+        <<<grid_for(ix.total), kThreads, 0, stream>>>(grad_x, grad_out, x, ix);
   });
   check_launch("silu_and_mul backward kernel launch");
 }
