@@ -2,7 +2,7 @@
 
     python benchmarks/gpu_sweep.py --csv OUT.csv [--dtypes bfloat16,float16,float32]
         [--impls fusedops,compile,liger,copy]
-        [--ops rms_norm,fused_add_rms_norm,silu_and_mul,silu_and_mul_backward]
+        [--ops rms_norm,fused_add_rms_norm,silu_and_mul[,silu_and_mul_backward]]
         [--label NAME] [--quick] [--rows 1,16,128] [--hidden 2048,4096] [--placements 3]
 
 For every dtype, rows in 1 ... 65536 and hidden in 2048 ... 16384, each
@@ -20,7 +20,7 @@ where the previous kernel has just written them; every implementation, and
 the copy, is timed the same way. TB/s counts the fewest bytes that must move:
 rms_norm 2·N·H + H elements, fused_add_rms_norm 4·N·H + H, silu_and_mul 3·N·H
 (x is N x 2H, the output N x H), silu_and_mul_backward 5·N·H (reads the N x H
-gradient and x, writes the N x 2H gradient of x). "copy" is a device-to-device
+gradient and x, writes the N x 2H gradient of x; not in the default --ops). "copy" is a device-to-device
 copy of x (2·N·H elements; 4·N·H for silu_and_mul's and its backward's x), the
 ceiling drawn in the plots. Only
 silu_and_mul_backward is swept as a backward: it is the one backward with a
@@ -33,7 +33,11 @@ specialised by dynamo, so it gets its own graph): what a model sees as its
 batch changes; Liger-Kernel's LigerRMSNormFunction and
 LigerFusedAddRMSNormFunction and LigerSiLUMulFunction (if importable; silu gets
 gate and up as two contiguous tensors, made once, as Liger's MLP has them; its
-backward is Liger's swiglu_backward, which writes into gate and up). For the
+backward is Liger's swiglu_backward, which writes its gradients into gate and
+up: each replay works on the previous one's output (values drift to zeros and
+NaN, which this elementwise kernel's time does not depend on), and its working
+set is 3·N·H elements where fusedops and torch.compile, returning a new
+gradient, have 5·N·H, so it keeps more in L2 between calls). For the
 silu backward, torch.compile gets the float32 math autograd computes. A
 script, not a test: plot the CSV with benchmarks/plot_sweep.py.
 """
@@ -139,22 +143,25 @@ def moved_elements(op: str, rows: int, hidden: int) -> int:
     return per_row + (hidden if op in ("rms_norm", "fused_add_rms_norm") else 0)
 
 
-def make_inputs(
-    op: str, rows: int, hidden: int, dtype: torch.dtype
-) -> tuple[tuple[torch.Tensor, ...], int]:
-    """The op's inputs at (rows, hidden) and the fewest elements it must move."""
-    moved = moved_elements(op, rows, hidden)
+def make_inputs(op: str, rows: int, hidden: int, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    """The op's inputs at (rows, hidden)."""
     if op == "silu_and_mul":
-        return (torch.randn(rows, 2 * hidden, dtype=dtype, device="cuda"),), moved
+        return (torch.randn(rows, 2 * hidden, dtype=dtype, device="cuda"),)
     if op == "silu_and_mul_backward":
         grad = torch.randn(rows, hidden, dtype=dtype, device="cuda")
         x = torch.randn(rows, 2 * hidden, dtype=dtype, device="cuda")
-        return (grad, x), moved
+        return grad, x
     data = [torch.randn(rows, hidden, dtype=dtype, device="cuda")]
     if op == "fused_add_rms_norm":
         data.append(torch.randn_like(data[0]))
     w = torch.randn(hidden, dtype=dtype, device="cuda")
-    return (*data, w), moved
+    return (*data, w)
+
+
+def calls_per_graph(op: str, rows: int, hidden: int, dtype: torch.dtype) -> int:
+    """Calls captured in one graph: as many as move GRAPH_BYTES, 1 to MAX_CALLS."""
+    moved = moved_elements(op, rows, hidden) * dtype.itemsize
+    return max(1, min(MAX_CALLS, GRAPH_BYTES // moved))
 
 
 def largest(inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -246,12 +253,12 @@ def time_shape(
     The order of the impls rotates from `first` on, one step per placement."""
     times: dict[str, list[float]] = {}
     held: list[object] = []
+    calls = calls_per_graph(op, rows, hidden, dtype)
     for p in range(placements):
         if placements > 1:
             held += spacers(rng)
-        inputs, elements = make_inputs(op, rows, hidden, dtype)
+        inputs = make_inputs(op, rows, hidden, dtype)
         held.append(inputs)
-        calls = max(1, min(MAX_CALLS, GRAPH_BYTES // (elements * dtype.itemsize)))
         for impl in rotated(impls, first + p):
             fn = implementation(op, impl, inputs, lg)
             if fn is not None:

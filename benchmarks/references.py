@@ -37,7 +37,9 @@ def eager_silu_and_mul(x):
 
 
 def manual_silu_and_mul_backward(g, x):
-    """d(silu(a) * b) for x = [a, b]: the float32 math autograd's graph computes."""
+    """d(silu(a) * b) for x = [a, b], in float32 and rounded once at the end, as
+    fusedops computes it (autograd over 16-bit eager ops would also round g·b
+    and silu(a) on the way)."""
     d = x.shape[-1] // 2
     a, b, gf = x[..., :d].float(), x[..., d:].float(), g.float()
     s = torch.sigmoid(a)

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     lg = liger_ops() if "liger" in impls else None
     calls = []
     for rows, hidden in args.shapes:
-        inputs, _ = make_inputs(args.op, rows, hidden, dtype)
+        inputs = make_inputs(args.op, rows, hidden, dtype)
         for impl in impls:
             fn = implementation(args.op, impl, inputs, lg)
             if fn is None:

@@ -30,14 +30,14 @@ from ncu_target import DTYPES, parse_shapes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
-    GRAPH_BYTES,
     IMPLS,
-    MAX_CALLS,
     OPS,
+    calls_per_graph,
     graph_us,
     implementation,
     liger_ops,
     make_inputs,
+    rotated,
     spacers,
 )
 
@@ -63,7 +63,6 @@ def main(argv: list[str] | None = None) -> int:
         print("placement_probe.py needs a CUDA GPU", file=sys.stderr)
         return 2
     dtype = getattr(torch, args.dtype)
-    esize = torch.finfo(dtype).bits // 8
     lg = liger_ops() if "liger" in impls else None
     rng = random.Random(0)
     with open(args.csv, "w", newline="") as f:
@@ -74,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
             held = []
             for p in range(args.placements):
                 held += spacers(rng)
-                inputs, elements = make_inputs(args.op, rows, hidden, dtype)
+                inputs = make_inputs(args.op, rows, hidden, dtype)
                 held.append(inputs)
-                calls = max(1, min(MAX_CALLS, GRAPH_BYTES // (elements * esize)))
-                for impl in impls[p % len(impls) :] + impls[: p % len(impls)]:
+                calls = calls_per_graph(args.op, rows, hidden, dtype)
+                for impl in rotated(impls, p):
                     fn = implementation(args.op, impl, inputs, lg)
                     if fn is None:
                         print(f"{impl} is not available here", file=sys.stderr)

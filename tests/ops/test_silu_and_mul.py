@@ -64,22 +64,30 @@ def test_gradcheck(device: str) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["aligned", "misaligned"])
 @pytest.mark.parametrize(
-    "rows", [131071, 131073], ids=["x-under-2^31-elements", "x-over-2^31-elements"]
+    "rows", [97541, 97543], ids=["x-under-2^31-elements", "x-over-2^31-elements"]
 )
-def test_cuda_rows_past_32_bit_offsets(rows: int) -> None:
-    # The CUDA kernels index in 32 bits (a multiply-shift division) while x has
-    # fewer than 2^31 elements and in 64 bits from there: the last rows on
-    # either side of the switch (offsets just under, then past 2^31) must be right.
-    d = 8192
-    needed = 5 * rows * 2 * d * 2  # x, out, grad_out, grad_x (bf16), slack
+def test_cuda_either_side_of_the_index_width_switch(rows: int, layout: str) -> None:
+    # The CUDA kernels index in 32 bits, with a multiply-shift division by the
+    # row length in vectors, while x has fewer than 2^31 elements, and in 64
+    # bits from there (conservative: 32 bits would overflow only at 2^32
+    # vectors). d = 11008 makes that division a real one (1376 16-byte
+    # vectors a row, not a power of two); the misaligned view takes the
+    # one-element kernels. The last rows, furthest from the start, must be right.
+    d = 11008
+    torch.cuda.empty_cache()
+    needed = 12 * rows * d + (1 << 30)  # x and grad_x (4d bytes a row each), out and grad
     if torch.cuda.mem_get_info()[0] < needed:
         pytest.skip(f"needs {needed >> 30} GiB of free GPU memory")
     # One random row plus a step that differs from row to row (a row mixed up
     # with another shows), cheap to make at 4 GiB.
     base = randn(1, 2 * d, dtype=torch.bfloat16, device="cuda") * 3
     step = (torch.arange(rows, device="cuda") % 89 * 0.125).to(torch.bfloat16)
-    x = base + step[:, None]
+    storage = torch.empty(rows * 2 * d + 1, dtype=torch.bfloat16, device="cuda")
+    x = storage[1:] if layout == "misaligned" else storage[:-1]
+    x = x.view(rows, 2 * d)
+    torch.add(base, step[:, None], out=x)
     grad = x[:, :d] * 0.5
     out = fusedops.silu_and_mul(x)
     grad_x = torch.ops.fusedops.silu_and_mul_backward(grad, x)
