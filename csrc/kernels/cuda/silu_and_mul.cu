@@ -1,8 +1,8 @@
 // SiLU-and-mul (SwiGLU activation) and its backward on CUDA.
 //
 // Elementwise over [rows, d] outputs with inputs [rows, 2d]: a grid-strided
-// loop over 16-byte vectors when d and the pointers allow it (4-byte vectors
-// for small launches), scalars otherwise. At the sizes that fit in L2 the
+// loop over 16-byte vectors when d and the pointers allow it (4- or 8-byte
+// vectors for small launches), scalars otherwise. At the sizes that fit in L2 the
 // kernel is bound by instructions and latency, not DRAM, so the path to each
 // thread's loads is kept short (32-bit indices with a multiply-shift division,
 // Index32) and the sigmoids of a vector are computed together (sigmoid_vec),
@@ -18,10 +18,13 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Elements in the narrow vector of small launches: 4 bytes, one element for
-// float32; float64 keeps its 16-byte vectors (narrower was not measured).
+// Elements in the vectors of small launches (vector_width): 4 bytes (kNarrow)
+// and 8 bytes (kMid); float64 keeps its 16-byte vectors (narrower was not
+// measured).
 template <typename T>
 constexpr int kNarrow = sizeof(T) <= 4 ? 4 / static_cast<int>(sizeof(T)) : kVec16<T>;
+template <typename T>
+constexpr int kMid = sizeof(T) <= 4 ? 8 / static_cast<int>(sizeof(T)) : kVec16<T>;
 
 template <typename A>
 __device__ __forceinline__ A sigmoid(A a) {
@@ -179,14 +182,22 @@ int grid_for(int64_t work_items) {
 // forward and 14% backward at these sizes; at 65536 vectors the extra threads
 // no longer fit a wave and it was up to 18% slower.
 constexpr int64_t kNarrowMaxVectors = 16384;
+// Up to this many, 8-byte vectors: twice the threads of the 16-byte launch
+// (inductor's choice at these sizes too). On an H200 against 16-byte vectors:
+// faster at 10 forward and 9 backward shapes by 1-6% (16 x 16384, 128 x
+// 2048-4096), slower at none; up to 131072 vectors it lost 2-3% backward at
+// 128 x 8192.
+constexpr int64_t kMidMaxVectors = 65536;
 
 // Elements per vector for a launch over [rows, d]: 16 bytes where d and every
-// pointer allow it, 4 bytes for small launches, else one element.
+// pointer allow it (4 or 8 bytes for small launches), else one element.
 template <typename T>
 int vector_width(int64_t rows, int64_t d, bool aligned) {
   constexpr int kWide = kVec16<T>;
   if (!aligned || d % kWide != 0) return 1;
-  return rows * d / kWide <= kNarrowMaxVectors ? kNarrow<T> : kWide;
+  const int64_t vectors = rows * d / kWide;
+  if (vectors <= kNarrowMaxVectors) return kNarrow<T>;
+  return vectors <= kMidMaxVectors ? kMid<T> : kWide;
 }
 
 // Calls go(std::integral_constant<int, V>) for the width from vector_width.
@@ -194,6 +205,8 @@ template <typename T, typename Go>
 void with_width(int width, Go&& go) {
   if (width == kVec16<T>) {
     go(std::integral_constant<int, kVec16<T>>{});
+  } else if (width == kMid<T>) {
+    go(std::integral_constant<int, kMid<T>>{});
   } else if (width == kNarrow<T>) {
     go(std::integral_constant<int, kNarrow<T>>{});
   } else {
