@@ -308,6 +308,17 @@ def sweep(args, meta: dict[str, str], writer) -> None:
                 torch.cuda.empty_cache()
 
 
+def choices(
+    parser: argparse.ArgumentParser, flag: str, text: str, known: tuple[str, ...]
+) -> list[str]:
+    """The comma-separated entries of `text`, or a parser error naming any not in `known`."""
+    given = [v for v in text.split(",") if v]
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        parser.error(f"unknown {flag} {','.join(unknown)} (choose from {','.join(known)})")
+    return given
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", required=True, help="write the rows here")
@@ -335,12 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         parser.error(f"--rows/--hidden take comma-separated integers: {e}")
     args.dtypes = [d for d in args.dtypes.split(",") if d]
-    args.impls = [i for i in args.impls.split(",") if i]
-    args.ops = [o for o in args.ops.split(",") if o]
-    for name, given, known in (("--impls", args.impls, IMPLS), ("--ops", args.ops, OPS)):
-        unknown = sorted(set(given) - set(known))
-        if unknown:
-            parser.error(f"unknown {name} {','.join(unknown)} (choose from {','.join(known)})")
+    args.impls = choices(parser, "--impls", args.impls, IMPLS)
+    args.ops = choices(parser, "--ops", args.ops, OPS)
     if not torch.cuda.is_available():
         print("gpu_sweep.py needs a CUDA GPU", file=sys.stderr)
         return 2

@@ -29,7 +29,7 @@ import torch
 from ncu_target import DTYPES, parse_shapes, profile_each_once
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import IMPLS, OPS, implementation, liger_ops, make_inputs
+from gpu_sweep import IMPLS, OPS, choices, implementation, liger_ops, make_inputs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,10 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, not {args.repeat}")
-    impls = [i for i in args.impls.split(",") if i]
-    unknown = sorted(set(impls) - set(IMPLS))
-    if unknown:
-        parser.error(f"unknown --impls {','.join(unknown)} (choose from {','.join(IMPLS)})")
+    impls = choices(parser, "--impls", args.impls, IMPLS)
     dtype = getattr(torch, args.dtype)
     lg = liger_ops() if "liger" in impls else None
     calls = []

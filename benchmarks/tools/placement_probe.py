@@ -33,6 +33,7 @@ from gpu_sweep import (
     IMPLS,
     OPS,
     calls_per_graph,
+    choices,
     graph_us,
     implementation,
     liger_ops,
@@ -55,10 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.placements < 1:
         parser.error(f"--placements must be at least 1, not {args.placements}")
-    impls = [i for i in args.impls.split(",") if i]
-    unknown = sorted(set(impls) - set(IMPLS))
-    if unknown:
-        parser.error(f"unknown --impls {','.join(unknown)} (choose from {','.join(IMPLS)})")
+    impls = choices(parser, "--impls", args.impls, IMPLS)
     if not torch.cuda.is_available():
         print("placement_probe.py needs a CUDA GPU", file=sys.stderr)
         return 2
