@@ -107,6 +107,16 @@ Index32 make_index32(int64_t total, int64_t dv) {
           shift};
 }
 
+// Output vector i as its column and the offset of its row in x (in vectors:
+// x's rows hold 2 * dv, a then b), for both kernels.
+template <typename Index>
+__device__ __forceinline__ void locate(const Index& ix, typename Index::I i,
+                                       typename Index::I& x_row, typename Index::I& col) {
+  const typename Index::I row = ix.row(i);
+  col = i - row * ix.dv;
+  x_row = row * 2 * ix.dv;
+}
+
 template <typename T, int V, typename Index>
 __global__ void silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ x, Index ix) {
   using A = typename Acc<T>::type;
@@ -114,9 +124,9 @@ __global__ void silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ x
   using I = typename Index::I;
   const I stride = static_cast<I>(gridDim.x) * blockDim.x;
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < ix.total; i += stride) {
-    const I row = ix.row(i);
-    const I col = i - row * ix.dv;
-    const VecT* xr = reinterpret_cast<const VecT*>(x) + row * 2 * ix.dv;
+    I x_row, col;
+    locate(ix, i, x_row, col);
+    const VecT* xr = reinterpret_cast<const VecT*>(x) + x_row;
     const VecT a = xr[col];
     const VecT b = xr[ix.dv + col];
     A af[V], s[V];
@@ -138,10 +148,10 @@ __global__ void silu_and_mul_bwd_kernel(T* __restrict__ grad_x, const T* __restr
   using I = typename Index::I;
   const I stride = static_cast<I>(gridDim.x) * blockDim.x;
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < ix.total; i += stride) {
-    const I row = ix.row(i);
-    const I col = i - row * ix.dv;
-    const VecT* xr = reinterpret_cast<const VecT*>(x) + row * 2 * ix.dv;
-    VecT* gr = reinterpret_cast<VecT*>(grad_x) + row * 2 * ix.dv;
+    I x_row, col;
+    locate(ix, i, x_row, col);
+    const VecT* xr = reinterpret_cast<const VecT*>(x) + x_row;
+    VecT* gr = reinterpret_cast<VecT*>(grad_x) + x_row;
     const VecT a = xr[col];
     const VecT b = xr[ix.dv + col];
     const VecT g = reinterpret_cast<const VecT*>(grad_out)[i];
