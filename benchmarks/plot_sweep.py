@@ -5,9 +5,9 @@
 One figure per op in the CSVs (rms_norm, fused_add_rms_norm, silu_and_mul and
 its backward: their hidden is the output's width, x being twice as wide), one
 panel per (dtype, hidden), rows on the x axis (log), TB/s over the fewest bytes
-that must move on the y axis; one line per implementation (fusedops once per --labels entry), and the
-device-to-device copy of the same tensor as a dashed line. Runs on any
-machine with matplotlib: only the CSV comes from the GPU.
+that must move on the y axis; one line per implementation (fusedops once per
+--labels entry), and the device-to-device copy of the same tensor as a dashed
+line. Runs on any machine with matplotlib: only the CSV comes from the GPU.
 """
 
 from __future__ import annotations
