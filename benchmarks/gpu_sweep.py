@@ -20,9 +20,9 @@ where the previous kernel has just written them; every implementation, and
 the copy, is timed the same way. TB/s counts the fewest bytes that must move:
 rms_norm 2·N·H + H elements, fused_add_rms_norm 4·N·H + H, silu_and_mul 3·N·H
 (x is N x 2H, the output N x H), silu_and_mul_backward 5·N·H (reads the N x H
-gradient and x, writes the N x 2H gradient of x; not in the default --ops). "copy" is a device-to-device
-copy of x (2·N·H elements; 4·N·H for silu_and_mul's and its backward's x), the
-ceiling drawn in the plots. Only
+gradient and x, writes the N x 2H gradient of x; not in the default --ops).
+"copy" is a device-to-device copy of x (2·N·H elements; 4·N·H for
+silu_and_mul's and its backward's x), the ceiling drawn in the plots. Only
 silu_and_mul_backward is swept as a backward: it is the one backward with a
 shape-for-shape Liger kernel; the norms' backward is in bench.py.
 
