@@ -80,6 +80,7 @@ struct DeviceLimits {
   int cc_major;    // compute capability major: cp.async needs 8
   int smem_optin;  // largest dynamic shared memory a block may opt in to
   int sm_count;
+  int l2_bytes;
 };
 
 DeviceLimits device_limits(int device) {
@@ -95,6 +96,8 @@ DeviceLimits device_limits(int device) {
              "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
   check_cuda(cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, device),
              "cudaDeviceGetAttribute(MultiProcessorCount)");
+  check_cuda(cudaDeviceGetAttribute(&d.l2_bytes, cudaDevAttrL2CacheSize, device),
+             "cudaDeviceGetAttribute(L2CacheSize)");
   cache.emplace(device, d);
   return d;
 }
@@ -140,17 +143,17 @@ int current_device() {
   return device;
 }
 
-// The current device's SM count, on every forward launch: a thread-local
-// cache of the last device keeps the mutex and map of device_limits off that path.
-int current_sm_count() {
+// The current device's limits, on every forward launch: a thread-local cache
+// of the last device keeps the mutex and map of device_limits off that path.
+const DeviceLimits& current_limits() {
   thread_local int cached_device = -1;
-  thread_local int cached_sms = 0;
+  thread_local DeviceLimits cached{};
   const int device = current_device();
   if (device != cached_device) {
-    cached_sms = device_limits(device).sm_count;
+    cached = device_limits(device);
     cached_device = device;
   }
-  return cached_sms;
+  return cached;
 }
 
 int64_t persistent_grid(const void* kernel, int threads, int64_t rows, int sm_count) {
@@ -615,18 +618,63 @@ constexpr int single_pass_min_blocks() {
   return !kFewRows && sizeof(T) <= 4 && (C == 1 || (C == 2 && !kAdd)) ? 2 : 1;
 }
 
+// The large-batch forward's L2 prefetch: the block of row r < rows_below asks
+// for the bytes of row r + (bytes_ahead / row bytes). Planned only when the
+// rows read (x, and the residual for the fused add) exceed the L2: at 64 MB
+// and more a prefetch 4 MB ahead made the forward 2-7% faster on an H200
+// (bf16 16384 x 8192: 135.0 -> 128.9 us; float32 16384 x 16384: 538 -> 502),
+// where at 16-32 MB, which the L2 holds between calls, it cost up to 14%
+// (NOTES.md, v13). The distance is capped at an eighth of the L2, for GPUs
+// with small ones (not measured there). rows_below = 0: off.
+struct RowPrefetch {
+  int64_t rows_below = 0;
+  int64_t bytes_ahead = 0;
+
+  static constexpr int64_t kAheadBytes = int64_t{4} << 20;
+
+  // row_bytes: one row of one tensor; tensors: how many are read (1 or 2).
+  static RowPrefetch plan(int64_t rows, int64_t row_bytes, int tensors, int64_t l2_bytes) {
+    const int64_t read_per_row = row_bytes * tensors;
+    if (l2_bytes <= 0 || rows * read_per_row <= l2_bytes) return {};
+    const int64_t ahead = std::min(kAheadBytes, l2_bytes / 8);
+    const int64_t ahead_rows = std::max<int64_t>(1, ahead / read_per_row);
+    return {rows - ahead_rows, ahead_rows * row_bytes};
+  }
+};
+
+// Asks the L2 for the 128-byte line at p: a hint that writes no register and
+// cannot fault. From sm_80 the line is marked evict_last, so it stays until
+// its block reads it (plain prefetches a wave ahead lost more than a third of
+// the speed to lines evicted before use; NOTES.md, v13).
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(p));
+#else
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
+
 // The grid is min(rows, 2^30) blocks, so every block has a first row: the
 // loop tests the bound only after it, and the first loads do not wait for it.
+// kPrefetch (large-batch builds, launched when RowPrefetch::plan says so):
+// after issuing its own loads, the block of a row below prefetch.rows_below
+// asks the L2 for the x (and residual) row prefetch.bytes_ahead further on,
+// one line per thread, which keeps more DRAM reads in flight than the
+// resident blocks' own loads do. A build of its own, so that launches without
+// it run the kernel as it was: the inline asm costs the weight its inferred
+// ld.global.nc and moves loads, which made rows held in L2 up to 10% slower
+// (NOTES.md, v13).
 // kWarps: the block's warp count when it is fixed at compile time (see
 // launch_with_warps), else 0 (read from blockDim). kFull: every thread's C
 // vectors are in the row, so nothing is bounds-checked (fixed_warps_built).
-template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
+template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch>
 __global__ void __launch_bounds__(kSinglePassMaxThreads,
                                   single_pass_min_blocks<T, C, kAdd, kFewRows>())
     rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
                                     const T* __restrict__ x, const T* __restrict__ residual,
                                     const T* __restrict__ weight, int64_t rows, int hidden,
-                                    typename Acc<T>::type inv_hidden, typename Acc<T>::type eps) {
+                                    typename Acc<T>::type inv_hidden, typename Acc<T>::type eps,
+                                    RowPrefetch prefetch) {
   using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   using VecT = Vec<T, V>;
@@ -651,6 +699,18 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
         xv[c] = xr[i];
         if constexpr (kAdd) rv[c] = reinterpret_cast<const VecT*>(residual + offset)[i];
         if constexpr (kEarlyWeight) wv[c] = w[i];
+      }
+    }
+    if constexpr (kPrefetch) {
+      // A row has fewer 128-byte lines than the block has threads (at most 4
+      // vectors of 16 bytes a thread): one prefetch per thread and tensor.
+      const unsigned line = threadIdx.x * 128u;
+      if (row < prefetch.rows_below && line < hidden * sizeof(T)) {
+        prefetch_l2(reinterpret_cast<const char*>(xr) + prefetch.bytes_ahead + line);
+        if constexpr (kAdd) {
+          prefetch_l2(reinterpret_cast<const char*>(residual + offset) + prefetch.bytes_ahead +
+                      line);
+        }
       }
     }
     if constexpr (kAdd) {
@@ -755,32 +815,42 @@ constexpr bool fixed_warps_built(int warps) {
 
 // If the block has kWarps warps: launches the kFull build when the row fills
 // the block and one is built, else the checked fixed-count build if built.
-template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, typename Go>
+template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, int kWarps, typename Go>
 bool launch_fixed_warps(int threads, bool full, const Go& go) {
   if (threads != kWarps * 32) return false;
   if constexpr (fixed_warps_built<T, C, kAdd, true>(kWarps)) {
     if (full) {
-      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true>);
+      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true, kPrefetch>);
       return true;
     }
   }
   if constexpr (fixed_warps_built<T, C, kAdd, false>(kWarps)) {
-    go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false>);
+    go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false, kPrefetch>);
     return true;
   }
   return false;
 }
 
+// Whether the runtime-warp-count build of C prefetches: not where it is held
+// to 32 registers, at which the prefetch made the 16-bit C = 2 builds spill
+// 8-16 bytes (sm_90) and float32 C = 2 8 bytes (sm_80). Those launches (rows
+// whose warp count has no fixed build) run without it.
+template <typename T, int C, bool kAdd>
+constexpr bool runtime_warps_prefetch() {
+  return single_pass_min_blocks<T, C, kAdd, false>() == 1;
+}
+
 // full: the row fills the block (vectors == C x threads).
-template <typename T, int C, bool kAdd, bool kFewRows, typename Go>
+template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, typename Go>
 void launch_with_warps(int threads, bool full, const Go& go) {
-  if (launch_fixed_warps<T, C, kAdd, kFewRows, 4>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, 8>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, 16>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, 32>(threads, full, go)) {
+  if (launch_fixed_warps<T, C, kAdd, kFewRows, kPrefetch, 4>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kPrefetch, 8>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kPrefetch, 16>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kPrefetch, 32>(threads, full, go)) {
     return;
   }
-  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false>);
+  constexpr bool kRuntimePrefetch = kPrefetch && runtime_warps_prefetch<T, C, kAdd>();
+  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePrefetch>);
 }
 
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
@@ -799,31 +869,38 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
   const int h = static_cast<int>(hidden);
   const A e = static_cast<A>(eps);
   const A inv_h = static_cast<A>(1.0 / static_cast<double>(hidden));
+  const DeviceLimits& device = current_limits();
+  const RowPrefetch prefetch = RowPrefetch::plan(rows, hidden * static_cast<int64_t>(sizeof(T)),
+                                                 residual != nullptr ? 2 : 1, device.l2_bytes);
   auto go = [&](auto kernel) {
-    kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, h, inv_h, e);
+    kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, h, inv_h, e,
+                                         prefetch);
   };
   const bool full = nvec == int64_t{c} * threads;  // no thread slot past the row
-  auto pick = [&](auto few_rows) {
+  auto pick = [&](auto few_rows, auto prefetching) {
     constexpr bool kFew = decltype(few_rows)::value;
+    constexpr bool kPf = decltype(prefetching)::value;
     if (residual != nullptr) {
-      if (c == 1) return launch_with_warps<T, 1, true, kFew>(threads, full, go);
+      if (c == 1) return launch_with_warps<T, 1, true, kFew, kPf>(threads, full, go);
       if constexpr (single_pass_max_c<T>(true) == 4) {
-        if (c == 4) return launch_with_warps<T, 4, true, kFew>(threads, full, go);
+        if (c == 4) return launch_with_warps<T, 4, true, kFew, kPf>(threads, full, go);
       }
-      return launch_with_warps<T, 2, true, kFew>(threads, full, go);  // c == 2: single_pass_fits
+      // c == 2: single_pass_fits
+      return launch_with_warps<T, 2, true, kFew, kPf>(threads, full, go);
     }
     switch (c) {
       case 1:
-        return launch_with_warps<T, 1, false, kFew>(threads, full, go);
+        return launch_with_warps<T, 1, false, kFew, kPf>(threads, full, go);
       case 2:
-        return launch_with_warps<T, 2, false, kFew>(threads, full, go);
+        return launch_with_warps<T, 2, false, kFew, kPf>(threads, full, go);
       default:
-        return launch_with_warps<T, 4, false, kFew>(threads, full, go);
+        return launch_with_warps<T, 4, false, kFew, kPf>(threads, full, go);
     }
   };
   // At most one block per SM: the latency build (see single_pass_min_blocks).
-  if (rows <= current_sm_count()) return pick(std::true_type{});
-  return pick(std::false_type{});
+  if (rows <= device.sm_count) return pick(std::true_type{}, std::false_type{});
+  if (prefetch.rows_below > 0) return pick(std::false_type{}, std::true_type{});
+  return pick(std::false_type{}, std::false_type{});
 }
 
 template <typename T>
