@@ -78,6 +78,15 @@ def main() -> None:
                 g = x.detach().clone().requires_grad_()
                 fusedops.silu_and_mul(g).sum().backward()
                 reaches_kernel_misaligned(xu, lambda xu=xu: fusedops.silu_and_mul(xu))
+    # Rows past the L2: the forward's builds that prefetch rows ahead into it
+    # (the forward only; one dtype, to keep racecheck's time down).
+    row_bytes = 4096 * 2
+    rows = torch.cuda.get_device_properties(0).L2_cache_size * 5 // 4 // row_bytes + 1
+    with torch.no_grad():
+        x = torch.randn(rows, 4096, dtype=torch.bfloat16, device="cuda")
+        w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")
+        fusedops.rms_norm(x, w)
+        fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
     torch.cuda.synchronize()
     print(f"sanitize smoke: all ops ran; {checked} misaligned inputs reached the kernels uncopied")
 

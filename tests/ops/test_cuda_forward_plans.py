@@ -9,7 +9,8 @@ The single-pass kernel has a build for at most one row per SM (latency) and
 one for more rows (occupancy); both must give the same bits. float32 rows of
 2 or 4 vectors a thread that fill a block of 8, 16 or 32 warps exactly
 (power-of-two hidden 2048-16384) take a build without bounds checks; every
-other row keeps them.
+other row keeps them. Batches of more rows than the L2 holds take builds that
+prefetch rows ahead into the L2; they too must give the same bits.
 """
 
 from __future__ import annotations
@@ -99,6 +100,44 @@ def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) 
         out, res = fusedops.fused_add_rms_norm(x[k : k + 1], r[k : k + 1], w, EPS)
         torch.testing.assert_close(res[0], batch_res[k], rtol=0, atol=0)
         torch.testing.assert_close(out[0], batch_out[k], rtol=0, atol=0)
+
+
+# Batches whose rows are more than the L2 holds take the prefetching builds of
+# the occupancy kernel (RowPrefetch in rms_norm.cu): a fixed warp count (C = 1,
+# 2, 4), a runtime count that prefetches (the 16-bit fused add at 17 warps) and
+# one that does not (16-bit rms_norm at 17 warps).
+PAST_L2 = [
+    (torch.bfloat16, 2048),
+    (torch.bfloat16, 4096),
+    (torch.bfloat16, 8200),
+    (torch.float32, 2048),
+    (torch.float32, 16384),
+]
+
+
+@pytest.mark.parametrize(("dtype", "hidden"), PAST_L2, ids=str)
+def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> None:
+    """A batch of twice the L2 (prefetching) against the same rows in batches of at
+    most one row per SM (the latency build, no prefetch): every bit the same, the
+    rows near the end (which prefetch nothing) included."""
+    props = torch.cuda.get_device_properties(0)
+    row_bytes = hidden * torch.empty((), dtype=dtype).element_size()
+    rows = 2 * props.L2_cache_size // row_bytes + 3
+    x = randn(rows, hidden, dtype=dtype, device="cuda")
+    r = randn(rows, hidden, dtype=dtype, device="cuda", seed=2)
+    w = randn(hidden, dtype=dtype, device="cuda", seed=1)
+    batch = fusedops.rms_norm(x, w, EPS)
+    batch_out, batch_res = fusedops.fused_add_rms_norm(x, r, w, EPS)
+    chunk = props.multi_processor_count
+    alone = torch.cat([fusedops.rms_norm(x[k : k + chunk], w, EPS) for k in range(0, rows, chunk)])
+    pairs = [
+        fusedops.fused_add_rms_norm(x[k : k + chunk], r[k : k + chunk], w, EPS)
+        for k in range(0, rows, chunk)
+    ]
+    torch.testing.assert_close(batch, alone, rtol=0, atol=0)
+    torch.testing.assert_close(batch_out, torch.cat([o for o, _ in pairs]), rtol=0, atol=0)
+    torch.testing.assert_close(batch_res, torch.cat([s for _, s in pairs]), rtol=0, atol=0)
+    assert_close(batch, ref_rms_norm(x, w, EPS), dtype)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
