@@ -81,7 +81,8 @@ def main() -> None:
     # Rows past the L2: the forward's builds that prefetch rows ahead into it
     # (the forward only; one dtype, to keep racecheck's time down).
     row_bytes = 4096 * 2
-    rows = torch.cuda.get_device_properties(0).L2_cache_size * 5 // 4 // row_bytes + 1
+    l2_bytes = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+    rows = l2_bytes * 5 // 4 // row_bytes + 1
     with torch.no_grad():
         x = torch.randn(rows, 4096, dtype=torch.bfloat16, device="cuda")
         w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")

@@ -620,12 +620,13 @@ constexpr int single_pass_min_blocks() {
 
 // The large-batch forward's L2 prefetch: the block of row r < rows_below asks
 // for the bytes of row r + (bytes_ahead / row bytes). Planned only when the
-// rows read (x, and the residual for the fused add) exceed the L2: at 64 MB
-// and more a prefetch 4 MB ahead made the forward 2-7% faster on an H200
-// (bf16 16384 x 8192: 135.0 -> 128.9 us; float32 16384 x 16384: 538 -> 502),
-// where at 16-32 MB, which the L2 holds between calls, it cost up to 14%
-// (NOTES.md, v13). The distance is capped at an eighth of the L2, for GPUs
-// with small ones (not measured there). rows_below = 0: off.
+// rows read (x, and the residual for the fused add) exceed the L2: there it
+// made the forward up to 6% faster on an H200 (bf16 16384 x 8192: 133.6 ->
+// 128.8 us; float32 16384 x 16384: 535.9 -> 515.8), where at 16-32 MB, which
+// the L2 holds between calls, it cost up to 14% (NOTES.md, v13). 4 MB of reads
+// ahead (2 MB in each of x and the residual for the fused add), at most an
+// eighth of the L2. Measured on an H200 only: not on an H100, nor on GPUs with
+// small L2s or before sm_80 (plain prefetch there). rows_below = 0: off.
 struct RowPrefetch {
   int64_t rows_below = 0;
   int64_t bytes_ahead = 0;
@@ -642,10 +643,13 @@ struct RowPrefetch {
   }
 };
 
-// Asks the L2 for the 128-byte line at p: a hint that writes no register and
-// cannot fault. From sm_80 the line is marked evict_last, so it stays until
-// its block reads it (plain prefetches a wave ahead lost more than a third of
-// the speed to lines evicted before use; NOTES.md, v13).
+// Asks the L2 for the 128-byte line at p: a hint that writes no register (the
+// callers keep p inside the tensor). From sm_80 the line is marked
+// evict_last, so normal lines go before it until its block reads it (plain
+// prefetches a wave ahead lost more than a third of the speed to lines evicted
+// before use; NOTES.md, v13). It keeps that priority after the read: nothing
+// demotes it, and what that costs the kernel after a large call (whose own
+// lines are then evicted first) has not been measured.
 __device__ __forceinline__ void prefetch_l2(const void* p) {
 #if __CUDA_ARCH__ >= 800
   asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(p));
@@ -832,9 +836,10 @@ bool launch_fixed_warps(int threads, bool full, const Go& go) {
 }
 
 // Whether the runtime-warp-count build of C prefetches: not where it is held
-// to 32 registers, at which the prefetch made the 16-bit C = 2 builds spill
-// 8-16 bytes (sm_90) and float32 C = 2 8 bytes (sm_80). Those launches (rows
-// whose warp count has no fixed build) run without it.
+// to 32 registers (C = 1, and C = 2 without the add), at which the prefetch
+// made the C = 2 builds spill 4-16 bytes (16-bit on sm_90, float32 on sm_80;
+// C = 1 did not spill, but is held to the same rule, unmeasured). Those
+// launches (rows whose warp count has no fixed build) run without it.
 template <typename T, int C, bool kAdd>
 constexpr bool runtime_warps_prefetch() {
   return single_pass_min_blocks<T, C, kAdd, false>() == 1;
