@@ -121,7 +121,7 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     most one row per SM (the latency build, no prefetch): every bit the same, the
     rows near the end (which prefetch nothing) included."""
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    row_bytes = hidden * torch.empty((), dtype=dtype).element_size()
+    row_bytes = hidden * dtype.itemsize
     rows = 2 * props.L2_cache_size // row_bytes + 3
     x = randn(rows, hidden, dtype=dtype, device="cuda")
     r = randn(rows, hidden, dtype=dtype, device="cuda", seed=2)
