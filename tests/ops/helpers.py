@@ -84,3 +84,13 @@ def rounding_addends(dtype: torch.dtype) -> list[float]:
     values = [0.0, 1.0, 1.5, 3.0 * 2.0**-7, 2.0**-5 * 1.9921875, info.tiny, info.tiny / 4]
     values.append(info.max)
     return values + [-v for v in values]
+
+
+def kernels_of(call) -> list[str]:
+    """The names of the CUDA kernels `call` launches (torch.profiler's, demangled
+    with template arguments)."""
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as prof:
+        call()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from helpers import randn
+from helpers import kernels_of, randn
 
 pytestmark = pytest.mark.gpu
 
@@ -54,15 +54,6 @@ def grad_weight_f64(dy: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     x64 = x.double()
     rstd = (x64.pow(2).mean(-1, keepdim=True) + EPS).rsqrt()
     return (dy.double() * x64 * rstd).sum(0)
-
-
-def kernels_of(call) -> list[str]:
-    """The names of the CUDA kernels `call` launches."""
-    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=activities) as prof:
-        call()
-        torch.cuda.synchronize()
-    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32, torch.float64])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from helpers import assert_close, randn, ref_rms_norm, rounding_addends
+from helpers import assert_close, kernels_of, randn, ref_rms_norm, rounding_addends
 
 import fusedops
 
@@ -115,6 +115,13 @@ PAST_L2 = [
 ]
 
 
+def prefetch_flags(call) -> list[bool]:
+    """The kPrefetch argument (the last template argument) of each single-pass
+    forward kernel `call` launches."""
+    names = [n for n in kernels_of(call) if "rms_norm_fwd_single_pass_kernel<" in n]
+    return [n.split("<", 1)[1].split(">", 1)[0].split(",")[-1].strip() == "true" for n in names]
+
+
 @pytest.mark.parametrize(("dtype", "hidden"), PAST_L2, ids=str)
 def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> None:
     """A batch of twice the L2 (prefetching) against the same rows in batches of at
@@ -138,6 +145,18 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     torch.testing.assert_close(batch_out, torch.cat([o for o, _ in pairs]), rtol=0, atol=0)
     torch.testing.assert_close(batch_res, torch.cat([s for _, s in pairs]), rtol=0, atol=0)
     assert_close(batch, ref_rms_norm(x, w, EPS), dtype)
+
+    # A prefetch cannot change a result, so the bits alone do not show that the
+    # prefetching builds ran: the kernel names do. The 16-bit rms_norm at a
+    # runtime warp count (8200) has no prefetching build (its registers are
+    # capped at 32).
+    rms_prefetches = not (dtype.itemsize == 2 and hidden == 8200)
+    assert prefetch_flags(lambda: fusedops.rms_norm(x, w, EPS)) == [rms_prefetches]
+    assert prefetch_flags(lambda: fusedops.fused_add_rms_norm(x, r, w, EPS)) == [True]
+    assert prefetch_flags(lambda: fusedops.rms_norm(x[:chunk], w, EPS)) == [False]
+    assert prefetch_flags(lambda: fusedops.fused_add_rms_norm(x[:chunk], r[:chunk], w, EPS)) == [
+        False
+    ]
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)

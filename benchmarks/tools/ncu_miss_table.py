@@ -1,0 +1,238 @@
+"""Which sweep shapes trail the fastest other implementation, and what ncu says about each.
+
+    python benchmarks/tools/ncu_miss_table.py misses SWEEP.csv [SWEEP2.csv ...] [--margin 1]
+        # one line per (op, dtype): the shapes where fusedops trails by more than
+        # --margin percent, as ncu_fwd_probe.py's --op/--dtype/--shapes arguments
+    python benchmarks/tools/ncu_miss_table.py table SWEEP.csv [...] --ncu DIR [--margin 1]
+        # a markdown table: each miss, fusedops against the implementation it
+        # trails, from DIR/<op>-<dtype>.csv (then DIR/<op>-<dtype>-large.csv)
+
+Each sweep time is the fastest of the runs given (gpu_sweep.py CSVs). The ncu
+files are `ncu --import R --page raw --csv` of a profile made with
+`ncu_fwd_probe.py --impls fusedops,compile,liger --repeat 2` over the shapes
+`misses` printed, in that order. The kernels of each call are told apart by
+name (fusedops's live in namespace fusedops, Liger's Triton kernels start with
+an underscore, inductor's with triton_); a kernel of neither kind (a copy a
+wrapper makes) joins the call it sits in. Of each implementation's two calls
+the second is kept: it sees the L2 the first left, as a call in a CUDA graph
+replay does. A script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+IMPLS = ("fusedops", "compile", "liger")
+REPEAT = 2
+
+# (column, heading, format) of the table, per implementation.
+METRICS = (
+    ("gpu__time_duration.sum", "µs", lambda v: f"{v:.2f}"),
+    ("launch__grid_size", "grid", lambda v: f"{v:.0f}"),
+    ("launch__block_size", "block", lambda v: f"{v:.0f}"),
+    ("launch__registers_per_thread", "regs", lambda v: f"{v:.0f}"),
+    ("inst_per_warp", "inst/warp", lambda v: f"{v:.0f}"),
+    ("smsp__inst_executed.sum", "inst (K)", lambda v: f"{v / 1000:.1f}"),
+    ("sm__warps_active.avg.pct_of_peak_sustained_active", "occ %", lambda v: f"{v:.0f}"),
+    ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "DRAM %", lambda v: f"{v:.0f}"),
+)
+STALL_PREFIX = "smsp__average_warps_issue_stalled_"
+STALL_SUFFIX = "_per_issue_active.ratio"
+
+
+def sweep_times(paths: list[Path]) -> dict[tuple[str, str, int, int], dict[str, float]]:
+    """(op, dtype, rows, hidden) -> impl -> fastest µs over the files."""
+    best: dict[tuple[str, str, int, int], dict[str, float]] = defaultdict(dict)
+    for path in paths:
+        with path.open(newline="") as f:
+            for row in csv.DictReader(f):
+                key = (row["op"], row["dtype"], int(row["rows"]), int(row["hidden"]))
+                us = float(row["us"])
+                best[key][row["impl"]] = min(us, best[key].get(row["impl"], us))
+    return best
+
+
+def misses(
+    times: dict[tuple[str, str, int, int], dict[str, float]], margin: float
+) -> dict[tuple[str, str], list[tuple[int, int, str, float]]]:
+    """(op, dtype) -> [(rows, hidden, the impl trailed, percent behind)], in sweep order."""
+    out: dict[tuple[str, str], list[tuple[int, int, str, float]]] = defaultdict(list)
+    for (op, dtype, rows, hidden), t in sorted(times.items()):
+        others = {i: us for i, us in t.items() if i in IMPLS[1:]}
+        if "fusedops" not in t or not others:
+            continue
+        rival = min(others, key=others.get)
+        behind = 100 * (t["fusedops"] / others[rival] - 1)
+        if behind > margin:
+            out[(op, dtype)].append((rows, hidden, rival, behind))
+    return out
+
+
+# ncu picks a unit per column (the CSV's second row): times become µs, counts
+# lose their K/M/G prefix.
+TIME_SCALE = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9}
+COUNTS = ("inst", "warp", "byte", "block", "thread")
+
+
+def scale_of(unit: str) -> float:
+    if unit in TIME_SCALE:
+        return TIME_SCALE[unit]
+    if unit[:1] in PREFIX and unit[1:] in COUNTS:
+        return PREFIX[unit[0]]
+    return 1.0
+
+
+def number(text: str, unit: str = "") -> float | None:
+    try:
+        return float(text.replace(",", "")) * scale_of(unit)
+    except ValueError:
+        return None
+
+
+def kind_of(name: str) -> str | None:
+    if "fusedops" in name:
+        return "fusedops"
+    if name.startswith("triton_"):
+        return "compile"
+    if name.startswith("_"):
+        return "liger"
+    return None
+
+
+def calls(path: Path) -> list[tuple[str, list[dict[str, str]]]]:
+    """The profiled kernels of an ncu raw CSV, grouped into runs of one kind."""
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    units = rows[0] if rows else {}
+    kernels = [
+        {
+            col: str(number(v, units.get(col) or "") or v) if col != "Kernel Name" else v
+            for col, v in r.items()
+        }
+        for r in rows
+        if r.get("ID", "").strip().isdigit()  # not the units row
+    ]
+    runs: list[tuple[str | None, list[dict[str, str]]]] = []
+    for k in kernels:
+        kind = kind_of(k["Kernel Name"])
+        if runs and (kind is None or runs[-1][0] in (None, kind)):
+            runs[-1] = (runs[-1][0] or kind, runs[-1][1] + [k])
+        else:
+            runs.append((kind, [k]))
+    if any(kind is None for kind, _ in runs):
+        raise SystemExit(f"{path}: a run of kernels of no known implementation")
+    return runs  # type: ignore[return-value]
+
+
+def summary(kernels: list[dict[str, str]]) -> dict[str, float | str]:
+    """One call's metrics: times and instructions summed over its kernels,
+    the launch shape and rates of its longest kernel, and that kernel's two
+    largest stall reasons."""
+    main = max(kernels, key=lambda k: number(k["gpu__time_duration.sum"]) or 0)
+    s: dict[str, float | str] = {}
+    for col, _, _ in METRICS:
+        if col in ("gpu__time_duration.sum", "smsp__inst_executed.sum"):
+            s[col] = sum(number(k.get(col, "")) or 0 for k in kernels)
+        elif col != "inst_per_warp":
+            s[col] = number(main.get(col, "")) or 0
+    warps = number(main.get("sm__warps_launched.sum", "")) or 0
+    inst = number(main.get("smsp__inst_executed.sum", "")) or 0
+    s["inst_per_warp"] = inst / warps if warps else 0
+    stalls = {
+        col[len(STALL_PREFIX) : -len(STALL_SUFFIX)]: number(v) or 0
+        for col, v in main.items()
+        if col.startswith(STALL_PREFIX) and col.endswith(STALL_SUFFIX)
+    }
+    top = sorted(stalls, key=stalls.get, reverse=True)[:2]
+    s["stalls"] = ", ".join(f"{name} {stalls[name]:.1f}" for name in top)
+    s["kernels"] = len(kernels)
+    return s
+
+
+def profiled(paths: list[Path], shapes: list[tuple[int, int]]) -> dict[tuple[int, int, str], dict]:
+    """(rows, hidden, impl) -> summary of the impl's last call at that shape,
+    from the files' kernels in the order given."""
+    runs = [run for path in paths for run in calls(path)]
+    path = "+".join(p.name for p in paths)
+    # Fewer runs than shapes: the profile stopped early (or skipped the large
+    # shapes), and the shapes it covers are the first ones.
+    if len(runs) > len(shapes) * len(IMPLS) or len(runs) % len(IMPLS):
+        raise SystemExit(
+            f"{path}: {len(runs)} runs of kernels for {len(shapes)} shapes x {len(IMPLS)} "
+            "implementations; was it profiled with --impls fusedops,compile,liger --repeat 2 "
+            "over the shapes `misses` printed?"
+        )
+    out = {}
+    for n, (kind, kernels) in enumerate(runs):
+        shape, impl = shapes[n // len(IMPLS)], IMPLS[n % len(IMPLS)]
+        if kind != impl or len(kernels) % REPEAT:
+            raise SystemExit(f"{path}: run {n} is {kind} with {len(kernels)} kernels, not {impl}")
+        out[(*shape, impl)] = summary(kernels[len(kernels) // REPEAT * (REPEAT - 1) :])
+    return out
+
+
+def table(missed: dict, ncu_dir: Path) -> str:
+    heads = [h for _, h, _ in METRICS]
+    lines = [
+        "| op | dtype | shape | behind | vs | "
+        + " | ".join(heads)
+        + " | top stalls (fusedops / other) |",
+        "|" + " --- |" * (5 + len(heads) + 1),
+    ]
+    for (op, dtype), shapes in missed.items():
+        # The largest shapes may be profiled in a run of their own: they come
+        # last in sweep order, so <op>-<dtype>-large.csv follows.
+        paths = [ncu_dir / f"{op}-{dtype}{part}.csv" for part in ("", "-large")]
+        paths = [p for p in paths if p.exists()]
+        if not paths:
+            lines.append(f"| {op} | {dtype} | ({len(shapes)} shapes: no {op}-{dtype}.csv) |")
+            continue
+        prof = profiled(paths, [(r, h) for r, h, _, _ in shapes])
+        for rows, hidden, rival, behind in shapes:
+            if (rows, hidden, rival) not in prof:
+                lines.append(
+                    f"| {op} | {dtype} | {rows} x {hidden} | {behind:.1f}% | {rival} |"
+                    " not profiled |"
+                )
+                continue
+            ours, theirs = prof[(rows, hidden, "fusedops")], prof[(rows, hidden, rival)]
+            cells = [
+                f"{fmt(ours[col])} / {fmt(theirs[col])}" if col in ours else "-"
+                for col, _, fmt in METRICS
+            ]
+            lines.append(
+                f"| {op} | {dtype} | {rows} x {hidden} | {behind:.1f}% | {rival} | "
+                + " | ".join(cells)
+                + f" | {ours['stalls']} / {theirs['stalls']} |"
+            )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("misses", "table"))
+    parser.add_argument("sweeps", nargs="+", type=Path, help="gpu_sweep.py CSV files")
+    parser.add_argument("--margin", type=float, default=1.0, help="percent (default 1)")
+    parser.add_argument("--ncu", type=Path, help="directory of <op>-<dtype>.csv (table)")
+    args = parser.parse_args(argv)
+    for path in args.sweeps:
+        if not path.is_file():
+            parser.error(f"{path} is not a file")
+    missed = misses(sweep_times(args.sweeps), args.margin)
+    if args.command == "misses":
+        for (op, dtype), shapes in missed.items():
+            print(op, dtype, ",".join(f"{r}x{h}" for r, h, _, _ in shapes))
+        return 0
+    if args.ncu is None or not args.ncu.is_dir():
+        parser.error("table needs --ncu DIR, a directory")
+    print(table(missed, args.ncu))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
