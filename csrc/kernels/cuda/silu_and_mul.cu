@@ -118,7 +118,8 @@ __device__ __forceinline__ void locate(const Index& ix, typename Index::I i,
 }
 
 template <typename T, int V, typename Index>
-__global__ void silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ x, Index ix) {
+__device__ __forceinline__ void silu_and_mul_body(T* __restrict__ out, const T* __restrict__ x,
+                                                  const Index& ix) {
   using A = typename Acc<T>::type;
   using VecT = Vec<T, V>;
   using I = typename Index::I;
@@ -129,15 +130,47 @@ __global__ void silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ x
     const VecT* xr = reinterpret_cast<const VecT*>(x) + x_row;
     const VecT a = xr[col];
     const VecT b = xr[ix.dv + col];
-    A af[V], s[V];
-#pragma unroll
-    for (int k = 0; k < V; ++k) af[k] = to_acc<A>(a.v[k]);
-    sigmoid_vec(af, s);
+    // 16-byte vectors of 16-bit values in two halves: 8 sigmoids at once
+    // need more than the 32 registers of silu_and_mul_full_sm_kernel.
+    constexpr int H = V >= 8 ? V / 2 : V;
     VecT o;
 #pragma unroll
-    for (int k = 0; k < V; ++k) o.v[k] = Cast<T>::from(af[k] * s[k] * to_acc<A>(b.v[k]));
+    for (int h = 0; h < V; h += H) {
+      A af[H], s[H];
+#pragma unroll
+      for (int k = 0; k < H; ++k) af[k] = to_acc<A>(a.v[h + k]);
+      sigmoid_vec(af, s);
+#pragma unroll
+      for (int k = 0; k < H; ++k) {
+        o.v[h + k] = Cast<T>::from(af[k] * s[k] * to_acc<A>(b.v[h + k]));
+      }
+    }
     reinterpret_cast<VecT*>(out)[i] = o;
   }
+}
+
+// Launches in 4-byte vectors (a fraction of a wave, vector_width), and
+// float64: registers as the compiler allocates them.
+template <typename T, int V, typename Index>
+__global__ void silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ x, Index ix) {
+  silu_and_mul_body<T, V>(out, x, ix);
+}
+
+// Launches in 8- and 16-byte vectors of float32 or 16-bit values. On sm_80
+// and sm_90 at most 32 registers a thread, so that an SM holds 8 blocks (all
+// its 2048 threads): at 40, 6 fit, and a grid of 1024 blocks (bf16 1024 x
+// 2048) ran as a full wave and a tail. Elsewhere the compiler chooses:
+// sm_100 and sm_120 spill at that cap, and sm_75 holds 1024 threads at 64.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
+constexpr int kFullSmBlocks = 2048 / kThreads;
+#else
+constexpr int kFullSmBlocks = 1;
+#endif
+
+template <typename T, int V, typename Index>
+__global__ void __launch_bounds__(kThreads, kFullSmBlocks)
+    silu_and_mul_full_sm_kernel(T* __restrict__ out, const T* __restrict__ x, Index ix) {
+  silu_and_mul_body<T, V>(out, x, ix);
 }
 
 template <typename T, int V, typename Index>
@@ -246,7 +279,11 @@ void launch_fwd(T* out, const T* x, int64_t rows, int64_t d, cudaStream_t stream
   const int width = vector_width<T>(rows, d, aligned16(out) && aligned16(x));
   with_launch_shape<T>(rows, d, width, [&](auto v, auto ix) {
     constexpr int V = decltype(v)::value;
-    silu_and_mul_kernel<T, V><<<grid_for(ix.total), kThreads, 0, stream>>>(out, x, ix);
+    if constexpr (sizeof(T) <= 4 && V * sizeof(T) >= 8) {
+      silu_and_mul_full_sm_kernel<T, V><<<grid_for(ix.total), kThreads, 0, stream>>>(out, x, ix);
+    } else {
+      silu_and_mul_kernel<T, V><<<grid_for(ix.total), kThreads, 0, stream>>>(out, x, ix);
+    }
   });
   check_launch("silu_and_mul kernel launch");
 }
