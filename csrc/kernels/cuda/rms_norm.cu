@@ -625,8 +625,10 @@ constexpr int single_pass_min_blocks() {
 // 128.8 us; float32 16384 x 16384: 535.9 -> 515.8), where at 16-32 MB, which
 // the L2 holds between calls, it cost up to 14% (NOTES.md, v13). 4 MB of reads
 // ahead (2 MB in each of x and the residual for the fused add), at most an
-// eighth of the L2. Measured on an H200 only: not on an H100, nor on GPUs with
-// small L2s or before sm_80 (plain prefetch there). rows_below = 0: off.
+// eighth of the L2. Measured on an H200 and an H100 (1.0-3.6% faster there),
+// not on GPUs with small L2s or before sm_80 (plain prefetch there). The
+// float32 fused add at C = 4 does not prefetch (launch_fwd_single_pass).
+// rows_below = 0: off.
 struct RowPrefetch {
   int64_t rows_below = 0;
   int64_t bytes_ahead = 0;
@@ -888,7 +890,10 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     if (residual != nullptr) {
       if (c == 1) return launch_with_warps<T, 1, true, kFew, kPf>(threads, full, go);
       if constexpr (single_pass_max_c<T>(true) == 4) {
-        if (c == 4) return launch_with_warps<T, 4, true, kFew, kPf>(threads, full, go);
+        // Never prefetching: float32 fused-add rows of 2049-4096 vectors (one
+        // 1024-thread block an SM, the weight loaded late) ran 0.7-2.9% slower
+        // with the prefetch at hidden 16384, on an H100 and an H200 alike.
+        if (c == 4) return launch_with_warps<T, 4, true, kFew, false>(threads, full, go);
       }
       // c == 2: single_pass_fits
       return launch_with_warps<T, 2, true, kFew, kPf>(threads, full, go);
