@@ -117,12 +117,15 @@ __device__ __forceinline__ void locate(const Index& ix, typename Index::I i,
   x_row = row * 2 * ix.dv;
 }
 
-template <typename T, int V, typename Index>
+// kHalves: a 16-byte vector of 16-bit values takes its 8 sigmoids in two
+// halves of 4, which need fewer registers than 8 at once (see kCapped).
+template <typename T, int V, bool kHalves, typename Index>
 __device__ __forceinline__ void silu_and_mul_body(T* __restrict__ out, const T* __restrict__ x,
                                                   const Index& ix) {
   using A = typename Acc<T>::type;
   using VecT = Vec<T, V>;
   using I = typename Index::I;
+  constexpr int H = kHalves && V >= 8 ? V / 2 : V;  // elements converted at once
   const I stride = static_cast<I>(gridDim.x) * blockDim.x;
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < ix.total; i += stride) {
     I x_row, col;
@@ -130,9 +133,6 @@ __device__ __forceinline__ void silu_and_mul_body(T* __restrict__ out, const T* 
     const VecT* xr = reinterpret_cast<const VecT*>(x) + x_row;
     const VecT a = xr[col];
     const VecT b = xr[ix.dv + col];
-    // 16-byte vectors of 16-bit values in two halves: 8 sigmoids at once
-    // need more than the 32 registers of silu_and_mul_full_sm_kernel.
-    constexpr int H = V >= 8 ? V / 2 : V;
     VecT o;
 #pragma unroll
     for (int h = 0; h < V; h += H) {
@@ -149,29 +149,36 @@ __device__ __forceinline__ void silu_and_mul_body(T* __restrict__ out, const T* 
   }
 }
 
-// Launches in 4-byte vectors (a fraction of a wave, vector_width), and
-// float64: registers as the compiler allocates them.
+// Launches in scalars or 4-byte vectors, and float64: registers as the
+// compiler allocates them.
 template <typename T, int V, typename Index>
 __global__ void silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ x, Index ix) {
-  silu_and_mul_body<T, V>(out, x, ix);
+  silu_and_mul_body<T, V, false>(out, x, ix);
 }
 
 // Launches in 8- and 16-byte vectors of float32 or 16-bit values. On sm_80
-// and sm_90 at most 32 registers a thread, so that an SM holds 8 blocks (all
-// its 2048 threads): at 40, 6 fit, and a grid of 1024 blocks (bf16 1024 x
-// 2048) ran as a full wave and a tail. Elsewhere the compiler chooses:
-// sm_100 and sm_120 spill at that cap, and sm_75 holds 1024 threads at 64.
+// and sm_90 (kCapped) at most 32 registers a thread, so that an SM holds 8
+// blocks, all its 2048 threads: at 40 (16-byte bf16 vectors), 6 fitted, and a
+// grid of 1024 blocks (bf16 1024 x 2048) ran as a full wave and a tail. Within
+// 32 registers the 16-byte 16-bit vectors need kHalves; with it no build
+// spills (cuobjdump -res-usage). On other archs the kernel is exactly
+// silu_and_mul_kernel: unmeasured there, and at the caps those archs would
+// need (40 registers for sm_120's 1536 threads, 32 for sm_100) ptxas spilled.
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
-constexpr int kFullSmBlocks = 2048 / kThreads;
+constexpr bool kCapped = true;
+#define FUSEDOPS_SILU_FULL_SM_BOUNDS __launch_bounds__(kThreads, 2048 / kThreads)
 #else
-constexpr int kFullSmBlocks = 1;
+constexpr bool kCapped = false;
+#define FUSEDOPS_SILU_FULL_SM_BOUNDS
 #endif
 
 template <typename T, int V, typename Index>
-__global__ void __launch_bounds__(kThreads, kFullSmBlocks)
-    silu_and_mul_full_sm_kernel(T* __restrict__ out, const T* __restrict__ x, Index ix) {
-  silu_and_mul_body<T, V>(out, x, ix);
+__global__ void FUSEDOPS_SILU_FULL_SM_BOUNDS silu_and_mul_full_sm_kernel(T* __restrict__ out,
+                                                                         const T* __restrict__ x,
+                                                                         Index ix) {
+  silu_and_mul_body<T, V, kCapped>(out, x, ix);
 }
+#undef FUSEDOPS_SILU_FULL_SM_BOUNDS
 
 template <typename T, int V, typename Index>
 __global__ void silu_and_mul_bwd_kernel(T* __restrict__ grad_x, const T* __restrict__ grad_out,
