@@ -5,17 +5,19 @@
         # --margin percent, as ncu_fwd_probe.py's --op/--dtype/--shapes arguments
     python benchmarks/tools/ncu_miss_table.py table SWEEP.csv [...] --ncu DIR [--margin 1]
         # a markdown table: each miss, fusedops against the implementation it
-        # trails, from DIR/<op>-<dtype>.csv (then DIR/<op>-<dtype>-large.csv)
+        # trails, from DIR/<op>-<dtype>.csv
 
 Each sweep time is the fastest of the runs given (gpu_sweep.py CSVs). The ncu
 files are `ncu --import R --page raw --csv` of a profile made with
 `ncu_fwd_probe.py --impls fusedops,compile,liger --repeat 2` over the shapes
-`misses` printed, in that order. The kernels of each call are told apart by
+`misses` printed, in that order (a profile that stopped early covers the first
+ones; the rest are "not profiled"). The kernels of each call are told apart by
 name (fusedops's live in namespace fusedops, Liger's Triton kernels start with
 an underscore, inductor's with triton_); a kernel of neither kind (a copy a
-wrapper makes) joins the call it sits in. Of each implementation's two calls
-the second is kept: it sees the L2 the first left, as a call in a CUDA graph
-replay does. A script, not a test.
+wrapper makes) joins the run of kernels before it. Of each implementation's
+two calls the second is kept: under `ncu --cache-control none` it sees the L2
+the first left, as a call in a CUDA graph replay does. A metric the profile
+lacks shows as "-". A script, not a test.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def sweep_times(paths: list[Path]) -> dict[tuple[str, str, int, int], dict[str, 
 def misses(
     times: dict[tuple[str, str, int, int], dict[str, float]], margin: float
 ) -> dict[tuple[str, str], list[tuple[int, int, str, float]]]:
-    """(op, dtype) -> [(rows, hidden, the impl trailed, percent behind)], in sweep order."""
+    """(op, dtype) -> [(rows, hidden, the impl trailed, percent behind)], sorted."""
     out: dict[tuple[str, str], list[tuple[int, int, str, float]]] = defaultdict(list)
     for (op, dtype, rows, hidden), t in sorted(times.items()):
         others = {i: us for i, us in t.items() if i in IMPLS[1:]}
@@ -74,7 +76,16 @@ def misses(
 
 # ncu picks a unit per column (the CSV's second row): times become µs, counts
 # lose their K/M/G prefix.
-TIME_SCALE = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+TIME_SCALE = {
+    "ns": 1e-3,
+    "nsecond": 1e-3,
+    "us": 1.0,
+    "usecond": 1.0,
+    "ms": 1e3,
+    "msecond": 1e3,
+    "s": 1e6,
+    "second": 1e6,
+}
 PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9}
 COUNTS = ("inst", "warp", "byte", "block", "thread")
 
@@ -129,38 +140,37 @@ def calls(path: Path) -> list[tuple[str, list[dict[str, str]]]]:
     return runs  # type: ignore[return-value]
 
 
-def summary(kernels: list[dict[str, str]]) -> dict[str, float | str]:
+def summary(kernels: list[dict[str, str]]) -> dict[str, float | str | None]:
     """One call's metrics: times and instructions summed over its kernels,
     the launch shape and rates of its longest kernel, and that kernel's two
-    largest stall reasons."""
-    main = max(kernels, key=lambda k: number(k["gpu__time_duration.sum"]) or 0)
-    s: dict[str, float | str] = {}
+    largest stall reasons. None where the profile lacks the metric."""
+    main = max(kernels, key=lambda k: number(k.get("gpu__time_duration.sum", "")) or 0)
+    s: dict[str, float | str | None] = {}
     for col, _, _ in METRICS:
         if col in ("gpu__time_duration.sum", "smsp__inst_executed.sum"):
-            s[col] = sum(number(k.get(col, "")) or 0 for k in kernels)
+            values = [number(k.get(col, "")) for k in kernels]
+            s[col] = None if None in values else sum(values)
         elif col != "inst_per_warp":
-            s[col] = number(main.get(col, "")) or 0
-    warps = number(main.get("sm__warps_launched.sum", "")) or 0
-    inst = number(main.get("smsp__inst_executed.sum", "")) or 0
-    s["inst_per_warp"] = inst / warps if warps else 0
+            s[col] = number(main.get(col, ""))
+    warps = number(main.get("sm__warps_launched.sum", ""))
+    inst = number(main.get("smsp__inst_executed.sum", ""))
+    s["inst_per_warp"] = inst / warps if inst is not None and warps else None
     stalls = {
         col[len(STALL_PREFIX) : -len(STALL_SUFFIX)]: number(v) or 0
         for col, v in main.items()
         if col.startswith(STALL_PREFIX) and col.endswith(STALL_SUFFIX)
     }
     top = sorted(stalls, key=stalls.get, reverse=True)[:2]
-    s["stalls"] = ", ".join(f"{name} {stalls[name]:.1f}" for name in top)
+    s["stalls"] = ", ".join(f"{name} {stalls[name]:.1f}" for name in top) or "-"
     s["kernels"] = len(kernels)
     return s
 
 
-def profiled(paths: list[Path], shapes: list[tuple[int, int]]) -> dict[tuple[int, int, str], dict]:
-    """(rows, hidden, impl) -> summary of the impl's last call at that shape,
-    from the files' kernels in the order given."""
-    runs = [run for path in paths for run in calls(path)]
-    path = "+".join(p.name for p in paths)
-    # Fewer runs than shapes: the profile stopped early (or skipped the large
-    # shapes), and the shapes it covers are the first ones.
+def profiled(path: Path, shapes: list[tuple[int, int]]) -> dict[tuple[int, int, str], dict]:
+    """(rows, hidden, impl) -> summary of the impl's last call at that shape."""
+    runs = calls(path)
+    # Fewer runs than shapes: the profile stopped early, and the shapes it
+    # covers are the first ones.
     if len(runs) > len(shapes) * len(IMPLS) or len(runs) % len(IMPLS):
         raise SystemExit(
             f"{path}: {len(runs)} runs of kernels for {len(shapes)} shapes x {len(IMPLS)} "
@@ -185,14 +195,11 @@ def table(missed: dict, ncu_dir: Path) -> str:
         "|" + " --- |" * (5 + len(heads) + 1),
     ]
     for (op, dtype), shapes in missed.items():
-        # The largest shapes may be profiled in a run of their own: they come
-        # last in sweep order, so <op>-<dtype>-large.csv follows.
-        paths = [ncu_dir / f"{op}-{dtype}{part}.csv" for part in ("", "-large")]
-        paths = [p for p in paths if p.exists()]
-        if not paths:
-            lines.append(f"| {op} | {dtype} | ({len(shapes)} shapes: no {op}-{dtype}.csv) |")
+        path = ncu_dir / f"{op}-{dtype}.csv"
+        if not path.exists():
+            lines.append(f"| {op} | {dtype} | ({len(shapes)} shapes: no {path.name}) |")
             continue
-        prof = profiled(paths, [(r, h) for r, h, _, _ in shapes])
+        prof = profiled(path, [(r, h) for r, h, _, _ in shapes])
         for rows, hidden, rival, behind in shapes:
             if (rows, hidden, rival) not in prof:
                 lines.append(
@@ -202,7 +209,7 @@ def table(missed: dict, ncu_dir: Path) -> str:
                 continue
             ours, theirs = prof[(rows, hidden, "fusedops")], prof[(rows, hidden, rival)]
             cells = [
-                f"{fmt(ours[col])} / {fmt(theirs[col])}" if col in ours else "-"
+                " / ".join("-" if m[col] is None else fmt(m[col]) for m in (ours, theirs))
                 for col, _, fmt in METRICS
             ]
             lines.append(

@@ -15,6 +15,8 @@ prefetch rows ahead into the L2; they too must give the same bits.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from helpers import assert_close, kernels_of, randn, ref_rms_norm, rounding_addends
@@ -116,11 +118,24 @@ PAST_L2 = [
 ]
 
 
+SINGLE_PASS = re.compile(r"rms_norm_fwd_single_pass_kernel<([^<>]*)>")
+FLAG = {"true": True, "1": True, "false": False, "0": False}
+
+
 def prefetch_flags(call) -> list[bool]:
     """The kPrefetch argument (the last template argument) of each single-pass
-    forward kernel `call` launches."""
-    names = [n for n in kernels_of(call) if "rms_norm_fwd_single_pass_kernel<" in n]
-    return [n.split("<", 1)[1].split(">", 1)[0].split(",")[-1].strip() == "true" for n in names]
+    forward kernel `call` launches, from the demangled names torch.profiler
+    records."""
+    names = kernels_of(call)
+    flags = []
+    for name in names:
+        match = SINGLE_PASS.search(name)
+        if match:
+            last = match.group(1).split(",")[-1].strip()
+            assert last in FLAG, f"kPrefetch of {name!r} is {last!r}, not a bool"
+            flags.append(FLAG[last])
+    assert flags, f"no single-pass forward kernel among the profiled kernels {names}"
+    return flags
 
 
 @pytest.mark.parametrize(("dtype", "hidden"), PAST_L2, ids=str)

@@ -890,9 +890,10 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     if (residual != nullptr) {
       if (c == 1) return launch_with_warps<T, 1, true, kFew, kPf>(threads, full, go);
       if constexpr (single_pass_max_c<T>(true) == 4) {
-        // Never prefetching: float32 fused-add rows of 2049-4096 vectors (one
-        // 1024-thread block an SM, the weight loaded late) ran 0.7-2.9% slower
-        // with the prefetch at hidden 16384, on an H100 and an H200 alike.
+        // Never prefetching: float32 fused-add rows of 2049-4096 vectors
+        // (blocks of 544-1024 threads, the weight loaded late). At hidden 16384
+        // (1024 threads, one block an SM) the prefetch ran 0.7-2.9% slower on
+        // an H100 and an H200 alike; the other hidden sizes were not measured.
         if (c == 4) return launch_with_warps<T, 4, true, kFew, false>(threads, full, go);
       }
       // c == 2: single_pass_fits
