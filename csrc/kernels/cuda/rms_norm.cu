@@ -610,9 +610,10 @@ __device__ __forceinline__ double inv_rms(double sum_sq, double inv_hidden, doub
 // registers in v7, 56 with the v8 tree, measured within 0.3% of v7 at 16384
 // rows; 48/52 with v9's packed add). Both add in
 // the same order, so the results are identical. double is left alone (it
-// spilled at 32 registers). ptxas, CUDA 13.0: no spills on sm_75 to
-// sm_90 and sm_120; on sm_100 the 16-bit C = 2 build spills 4-8 bytes at 32
-// registers (not measured on such a GPU).
+// spilled at 32 registers). ptxas, CUDA 13.0, at 32 registers: no spills on
+// sm_75, sm_86, sm_90 and sm_120; the 16-bit rms_norm C = 2 builds spill 4
+// bytes on sm_80 (those with a fixed warp count) and 4-8 bytes on sm_100
+// (neither measured on such a GPU).
 template <typename T, int C, bool kAdd, bool kFewRows>
 constexpr int single_pass_min_blocks() {
   return !kFewRows && sizeof(T) <= 4 && (C == 1 || (C == 2 && !kAdd)) ? 2 : 1;
