@@ -628,7 +628,7 @@ constexpr int single_pass_min_blocks() {
 // ahead (2 MB in each of x and the residual for the fused add), at most an
 // eighth of the L2. Measured on an H200 and an H100 (1.0-3.6% faster there),
 // not on GPUs with small L2s or before sm_80 (plain prefetch there). The
-// float32 fused add at C = 4 does not prefetch (launch_fwd_single_pass).
+// float32 fused add at C = 4 does not prefetch (prefetch_built).
 // rows_below = 0: off.
 struct RowPrefetch {
   int64_t rows_below = 0;
@@ -838,27 +838,34 @@ bool launch_fixed_warps(int threads, bool full, const Go& go) {
   return false;
 }
 
-// Whether the runtime-warp-count build of C prefetches: not where it is held
-// to 32 registers (C = 1, and C = 2 without the add), at which the prefetch
-// made the C = 2 builds spill 4-16 bytes (16-bit on sm_90, float32 on sm_80;
-// C = 1 did not spill, but is held to the same rule, unmeasured). Those
-// launches (rows whose warp count has no fixed build) run without it.
+// Which builds prefetch when RowPrefetch::plan asks for it (the others run
+// without it at any batch size):
+// - not the float32 fused add at C = 4 (rows of 2049-4096 vectors, blocks of
+//   544-1024 threads, the weight loaded late): at hidden 16384 (1024 threads,
+//   one block an SM) the prefetch ran 0.7-2.9% slower on an H100 and an H200
+//   alike; the other hidden sizes were not measured;
+// - not the runtime-warp-count builds held to 32 registers (C = 1, and C = 2
+//   without the add), at which the prefetch made the C = 2 builds spill 4-16
+//   bytes (16-bit on sm_90, float32 on sm_80; C = 1 did not spill, but is held
+//   to the same rule, unmeasured).
 template <typename T, int C, bool kAdd>
-constexpr bool runtime_warps_prefetch() {
-  return single_pass_min_blocks<T, C, kAdd, false>() == 1;
+constexpr bool prefetch_built(bool runtime_warps) {
+  if (kAdd && C == 4) return false;
+  return !runtime_warps || single_pass_min_blocks<T, C, kAdd, false>() == 1;
 }
 
 // full: the row fills the block (vectors == C x threads).
 template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, typename Go>
 void launch_with_warps(int threads, bool full, const Go& go) {
-  if (launch_fixed_warps<T, C, kAdd, kFewRows, kPrefetch, 4>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kPrefetch, 8>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kPrefetch, 16>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kPrefetch, 32>(threads, full, go)) {
+  constexpr bool kFixedPf = kPrefetch && prefetch_built<T, C, kAdd>(false);
+  if (launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 4>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 8>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 16>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 32>(threads, full, go)) {
     return;
   }
-  constexpr bool kRuntimePrefetch = kPrefetch && runtime_warps_prefetch<T, C, kAdd>();
-  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePrefetch>);
+  constexpr bool kRuntimePf = kPrefetch && prefetch_built<T, C, kAdd>(true);
+  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf>);
 }
 
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
@@ -891,11 +898,7 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     if (residual != nullptr) {
       if (c == 1) return launch_with_warps<T, 1, true, kFew, kPf>(threads, full, go);
       if constexpr (single_pass_max_c<T>(true) == 4) {
-        // Never prefetching: float32 fused-add rows of 2049-4096 vectors
-        // (blocks of 544-1024 threads, the weight loaded late). At hidden 16384
-        // (1024 threads, one block an SM) the prefetch ran 0.7-2.9% slower on
-        // an H100 and an H200 alike; the other hidden sizes were not measured.
-        if (c == 4) return launch_with_warps<T, 4, true, kFew, false>(threads, full, go);
+        if (c == 4) return launch_with_warps<T, 4, true, kFew, kPf>(threads, full, go);
       }
       // c == 2: single_pass_fits
       return launch_with_warps<T, 2, true, kFew, kPf>(threads, full, go);
