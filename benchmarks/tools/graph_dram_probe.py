@@ -1,0 +1,94 @@
+"""ncu target: one replay of gpu_sweep.py's CUDA graph per implementation and input placement.
+
+    ncu --profile-from-start off --graph-profiling graph --cache-control none \\
+        --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,\\
+        dram__bytes_write.sum,lts__t_sector_hit_rate.pct \\
+        python benchmarks/tools/graph_dram_probe.py [--op rms_norm] [--dtype bfloat16] \\
+        [--shape 16384x2048] [--impls fusedops,liger,copy] [--placements 6]
+
+At 64 MB reads the sweep's time per call is bimodal across input placements
+(placement_probe.py: the copy and Liger at about 45 or 48 µs for bf16
+16384 x 2048, fusedops always at about 47.5). Is the fast mode fewer DRAM bytes
+(part of a call's data still in the L2 from the call before) or the same bytes
+moved faster? ncu profiles a whole graph launch as one result with
+`--graph-profiling graph`, so its DRAM counters cover the calls of one replay
+as the sweep times them. Per placement (gpu_sweep.py's spacers, then fresh
+inputs) each implementation's graph is captured, replayed twice unprofiled,
+then once between cudaProfilerStart and cudaProfilerStop; results come in
+placement order, implementations in --impls order. The calls per graph are
+printed, to turn the totals into bytes per call. A script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from pathlib import Path
+
+import torch
+from ncu_target import DTYPES, parse_shapes
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from gpu_sweep import (
+    IMPLS,
+    OPS,
+    calls_per_graph,
+    choices,
+    implementation,
+    liger_ops,
+    make_inputs,
+    spacers,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--op", default="rms_norm", choices=OPS)
+    parser.add_argument("--dtype", default="bfloat16", choices=DTYPES)
+    parser.add_argument("--shape", type=parse_shapes, default="16384x2048", help="ROWSxHIDDEN")
+    parser.add_argument("--impls", default="fusedops,liger,copy", help=",".join(IMPLS))
+    parser.add_argument("--placements", type=int, default=6)
+    args = parser.parse_args(argv)
+    if args.placements < 1:
+        parser.error(f"--placements must be at least 1, not {args.placements}")
+    if len(args.shape) != 1:
+        parser.error("--shape takes one ROWSxHIDDEN")
+    impls = choices(parser, "--impls", args.impls, IMPLS)
+    if not torch.cuda.is_available():
+        print("graph_dram_probe.py needs a CUDA GPU", file=sys.stderr)
+        return 2
+    (rows, hidden), dtype = args.shape[0], getattr(torch, args.dtype)
+    lg = liger_ops() if "liger" in impls else None
+    calls = calls_per_graph(args.op, rows, hidden, dtype)
+    print(f"{calls} calls per graph", flush=True)
+    rng, held = random.Random(0), []
+    for placement in range(args.placements):
+        held += spacers(rng)
+        inputs = make_inputs(args.op, rows, hidden, dtype)
+        for impl in impls:
+            fn = implementation(args.op, impl, inputs, lg)
+            if fn is None:
+                print(f"{impl} is not available here", file=sys.stderr)
+                return 2
+            fn()  # compilation, autotuning, allocation outside the graph
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                for _ in range(calls):
+                    fn()
+            graph.replay()
+            graph.replay()
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStart()
+            graph.replay()
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStop()
+            print(f"placement {placement} {impl}", flush=True)
+            del graph
+        del inputs
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
