@@ -1,22 +1,27 @@
 """ncu target: one replay of gpu_sweep.py's CUDA graph per implementation and input placement.
 
-    ncu --profile-from-start off --graph-profiling graph --cache-control none \\
-        --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,\\
-        dram__bytes_write.sum,lts__t_sector_hit_rate.pct \\
-        python benchmarks/tools/graph_dram_probe.py [--op rms_norm] [--dtype bfloat16] \\
+    ncu --profile-from-start off --graph-profiling graph --cache-control none --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct --csv --page raw \
+        python benchmarks/tools/graph_dram_probe.py [--op rms_norm] [--dtype bfloat16] \
         [--shape 16384x2048] [--impls fusedops,liger,copy] [--placements 6]
 
-At 64 MB reads the sweep's time per call is bimodal across input placements
-(placement_probe.py: the copy and Liger at about 45 or 48 µs for bf16
-16384 x 2048, fusedops always at about 47.5). Is the fast mode fewer DRAM bytes
-(part of a call's data still in the L2 from the call before) or the same bytes
-moved faster? ncu profiles a whole graph launch as one result with
-`--graph-profiling graph`, so its DRAM counters cover the calls of one replay
-as the sweep times them. Per placement (gpu_sweep.py's spacers, then fresh
-inputs) each implementation's graph is captured, replayed twice unprofiled,
-then once between cudaProfilerStart and cudaProfilerStop; results come in
-placement order, implementations in --impls order. The calls per graph are
-printed, to turn the totals into bytes per call. A script, not a test.
+At 32-64 MB reads the sweep's time per call depends on the input placement
+for Liger and the copy (placement_probe.py). Is a fast replay one that moves
+fewer DRAM bytes (part of a call's data still in the L2 from the call
+before)? With `--graph-profiling graph` ncu profiles a whole graph launch as
+one result, so its DRAM counters cover the calls of one replay. Per placement
+(gpu_sweep.py's spacers, then fresh inputs) each implementation's graph is
+captured, replayed twice unprofiled, then once between cudaProfilerStart and
+cudaProfilerStop; results come in placement order, implementations in
+--impls order. The calls per graph are printed, to turn the totals into
+bytes per call.
+
+What it does not reproduce: gpu_sweep.py times replays with
+triton.testing.do_bench, which flushes the L2 (writing a large buffer)
+between them; here the replays follow each other directly, and under ncu a
+replay runs slower than in the sweep. So it counts bytes; it does not tell a
+fast replay from a slow one. Each placement's inputs are freed after it (the
+sweep keeps them), so the same seed does not give placement_probe.py's
+layouts. A script, not a test.
 """
 
 from __future__ import annotations

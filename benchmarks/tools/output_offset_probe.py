@@ -3,16 +3,27 @@
     python benchmarks/tools/output_offset_probe.py --csv OUT.csv [--op rms_norm]
         [--dtype bfloat16] [--shape 16384x2048] [--impls fusedops,liger,copy] [--pads 16]
 
-At 32-64 MB per call every implementation's time in the sweep's CUDA graph is
-bimodal across input placements (placement_probe.py), with the same DRAM
-bytes (graph_dram_probe.py). Here the inputs stay put and only the output
-moves: before the captured calls, the capture allocates a pad of k x 2 MB from
-the graph's pool (k = 0 .. --pads - 1), so the outputs allocated inside the
-capture start k x 2 MB further on (the copy's output, allocated outside the
-capture as in gpu_sweep.py, follows a pad allocated before it). Each row of
-the CSV: the pad, the implementation, the x and output addresses (the output's
-offset from x modulo 64 MB is printed too) and the time per call with
-gpu_sweep.py's timing. A script, not a test: it needs a GPU.
+At 32-64 MB per call Liger's and the copy's times in the sweep's CUDA graph
+depend on the input placement (placement_probe.py). Here the inputs stay put
+and the output is meant to move: before the captured calls the capture
+allocates a pad of k x 2 MB from the graph's pool (k = 0 .. --pads - 1), and
+the implementations' outputs are allocated after it. The copy's output is
+allocated outside the capture, as in gpu_sweep.py, after a pad allocated
+first.
+
+The caching allocator decides where an output goes, and a pad does not always
+move it: a pad that gets a segment of its own leaves the output where it was
+(on an H100 with torch 2.11, pads of 0-22 MB did, so 16 pads gave 5 output
+addresses). Every row records the output's address, and the run ends by
+printing how many distinct ones each implementation got. Within one pad the
+implementations whose outputs come from the graph pool got the same address,
+which is what lets two kernels be compared on the same buffers. Ops that write
+into an input (Liger's silu backward) have no output to move.
+
+Each CSV row: the pad, the implementation, the x and output addresses, and
+the time per call with gpu_sweep.py's graph timing (implementations in
+--impls order, not rotated as gpu_sweep.py rotates them). A script, not a
+test: it needs a GPU.
 """
 
 from __future__ import annotations
@@ -84,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     inputs = make_inputs(args.op, rows, hidden, dtype)
     x_address = largest(inputs).data_ptr()
     calls = calls_per_graph(args.op, rows, hidden, dtype)
+    addresses: dict[str, set[int]] = {}
     with open(args.csv, "w", newline="") as f:
         out = csv.writer(f)
         out.writerow(
@@ -116,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"pad {2 * k:3d} MB {impl:8} out-x mod 64 MB = {offset:2d} MB: {us:.2f} us",
                     flush=True,
                 )
+                addresses.setdefault(impl, set()).add(address)
+    for impl, seen in addresses.items():
+        print(f"{impl}: {len(seen)} distinct output addresses over {args.pads} pads")
     return 0
 
 
