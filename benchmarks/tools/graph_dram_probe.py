@@ -1,6 +1,6 @@
 """ncu target: one replay of gpu_sweep.py's CUDA graph per implementation and input placement.
 
-    ncu --profile-from-start off --graph-profiling graph --cache-control none --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct --csv --page raw \
+    ncu --profile-from-start off --graph-profiling graph --cache-control none --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read.sum --csv --page raw \
         python benchmarks/tools/graph_dram_probe.py [--op rms_norm] [--dtype bfloat16] \
         [--shape 16384x2048] [--impls fusedops,liger,copy] [--placements 6]
 
