@@ -169,16 +169,23 @@ def largest(inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
     return max(inputs, key=lambda t: t.numel())
 
 
-def graph_us(fn: Callable[[], object], calls: int) -> float:
-    """Microseconds per call of fn, `calls` calls captured in one graph and replayed."""
-    from triton.testing import do_bench
-
-    fn()  # warm up outside the graph: compilation, autotuning, allocation
+def captured(fn: Callable[[], object], calls: int) -> torch.cuda.CUDAGraph:
+    """A graph of `calls` calls of fn, after one call outside it (compilation,
+    autotuning, allocation): what graph_us times, for the probes to replay."""
+    fn()
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         for _ in range(calls):
             fn()
+    return graph
+
+
+def graph_us(fn: Callable[[], object], calls: int) -> float:
+    """Microseconds per call of fn, `calls` calls captured in one graph and replayed."""
+    from triton.testing import do_bench
+
+    graph = captured(fn, calls)
     ms = do_bench(graph.replay, warmup=5, rep=30, return_mode="median")
     del graph
     return 1e3 * ms / calls

@@ -39,6 +39,7 @@ from gpu_sweep import (
     IMPLS,
     OPS,
     calls_per_graph,
+    captured,
     choices,
     implementation,
     liger_ops,
@@ -76,12 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             if fn is None:
                 print(f"{impl} is not available here", file=sys.stderr)
                 return 2
-            fn()  # compilation, autotuning, allocation outside the graph
-            torch.cuda.synchronize()
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                for _ in range(calls):
-                    fn()
+            graph = captured(fn, calls)
             graph.replay()
             graph.replay()
             torch.cuda.synchronize()

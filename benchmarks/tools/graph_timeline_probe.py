@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import graph_us, implementation, liger_ops
+from gpu_sweep import captured, graph_us, implementation, liger_ops
 
 SHAPES = (  # (op, dtype, rows, hidden)
     ("rms_norm", "bfloat16", 1, 4096),
@@ -86,12 +86,7 @@ def traced_kernels(graph: torch.cuda.CUDAGraph, replays: int) -> list[list[dict]
 
 
 def timeline(fn, calls: int) -> dict[str, object]:
-    fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(calls):
-            fn()
+    graph = captured(fn, calls)
     graph.replay()
     torch.cuda.synchronize()
     durs, gaps, periods = [], [], []
