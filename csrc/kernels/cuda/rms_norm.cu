@@ -650,14 +650,24 @@ struct RowPrefetch {
 // callers keep p inside the tensor). From sm_80 the line is marked
 // evict_last, so normal lines go before it until its block reads it (plain
 // prefetches a wave ahead lost more than a third of the speed to lines evicted
-// before use; NOTES.md, v13). It keeps that priority after the read: nothing
-// demotes it, and what that costs the kernel after a large call (whose own
-// lines are then evicted first) has not been measured.
+// before use; NOTES.md, v13).
 __device__ __forceinline__ void prefetch_l2(const void* p) {
 #if __CUDA_ARCH__ >= 800
   asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(p));
 #else
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
+
+// Sets the 128-byte line at p back to evict_normal once its block has read
+// it. Without this, prefetched lines stayed evict_last after the kernel:
+// cache flushes did not move them, later kernels had that much less L2, and a
+// kernel timed next on the same x read part of it from the L2. On an H100 that
+// made Liger's rms_norm and a device copy look 5% faster than ours at 64 MB
+// reads; demoted, our kernel was also 0.3-1% faster itself (NOTES.md, v16).
+__device__ __forceinline__ void demote_l2(const void* p) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(p));
 #endif
 }
 
@@ -667,7 +677,8 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
 // after issuing its own loads, the block of a row below prefetch.rows_below
 // asks the L2 for the x (and residual) row prefetch.bytes_ahead further on,
 // one line per thread, which keeps more DRAM reads in flight than the
-// resident blocks' own loads do. A build of its own, so that launches without
+// resident blocks' own loads do; once its own row is read it sets that row's
+// lines back to evict_normal (demote_l2). A build of its own, so that launches without
 // it run the kernel as it was: the inline asm costs the weight its inferred
 // ld.global.nc and moves loads, which made rows held in L2 up to 10% slower
 // (NOTES.md, v13).
@@ -733,6 +744,15 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
       }
     }
     A sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A, VecT, C, kFull>(xv, nvec, stride);
+    if constexpr (kPrefetch) {
+      // The row's loads are done (their values summed): its lines, which a
+      // block further back prefetched as evict_last, go back to normal.
+      const unsigned line = threadIdx.x * 128u;
+      if (line < hidden * sizeof(T)) {
+        demote_l2(reinterpret_cast<const char*>(xr) + line);
+        if constexpr (kAdd) demote_l2(reinterpret_cast<const char*>(residual + offset) + line);
+      }
+    }
     sum_sq = block_sum_one_barrier<kFewRows, kWarps>(sum_sq, scratch, parity);
     const A rstd = inv_rms(sum_sq, inv_hidden, eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
