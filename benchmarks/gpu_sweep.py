@@ -9,7 +9,10 @@ For every dtype, rows in 1 ... 65536 and hidden in 2048 ... 16384, each
 implementation is captured into a CUDA graph (up to 64 calls on the same
 inputs, as many as move about 512 MB), the graph is replayed and timed with
 CUDA events (median of `triton.testing.do_bench`), and the time per call is
-written as one CSV row. Shapes that move at most 32 MB are timed on
+written as one CSV row. Before an implementation is timed, L2 lines that
+earlier kernels left marked evict_last are set back to normal
+(l2_state.py): fusedops's prefetch once left x's lines so, and whatever was
+timed next on the same x read part of it from the L2. Shapes that move at most 32 MB are timed on
 --placements sets of inputs (default 3, each allocated after spacers that move
 it elsewhere in memory) and the median is written: at 1-row shapes where the
 inputs land moved single results by up to 30%. The order of the
@@ -53,6 +56,7 @@ import sys
 from collections.abc import Callable
 
 import torch
+from l2_state import reset_l2_persisting
 from provenance import measured_commit
 from references import (
     EPS,
@@ -169,23 +173,29 @@ def largest(inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
     return max(inputs, key=lambda t: t.numel())
 
 
-def captured(fn: Callable[[], object], calls: int) -> torch.cuda.CUDAGraph:
+def captured(fn: Callable[[], object], calls: int, reset_l2: bool = True) -> torch.cuda.CUDAGraph:
     """A graph of `calls` calls of fn, after one call outside it (compilation,
-    autotuning, allocation): what graph_us times, for the probes to replay."""
+    autotuning, allocation): what graph_us times, for the probes to replay.
+    Then (reset_l2) the L2 lines earlier kernels left evict_last are set back
+    to normal (l2_state.py), so that the replays do not read what the
+    implementation timed before this one left behind."""
     fn()
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         for _ in range(calls):
             fn()
+    if reset_l2:
+        reset_l2_persisting()
     return graph
 
 
-def graph_us(fn: Callable[[], object], calls: int) -> float:
-    """Microseconds per call of fn, `calls` calls captured in one graph and replayed."""
+def graph_us(fn: Callable[[], object], calls: int, reset_l2: bool = True) -> float:
+    """Microseconds per call of fn, `calls` calls captured in one graph and
+    replayed (reset_l2: as captured())."""
     from triton.testing import do_bench
 
-    graph = captured(fn, calls)
+    graph = captured(fn, calls, reset_l2)
     ms = do_bench(graph.replay, warmup=5, rep=30, return_mode="median")
     del graph
     return 1e3 * ms / calls

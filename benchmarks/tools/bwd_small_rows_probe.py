@@ -30,6 +30,7 @@ from triton.testing import do_bench
 import fusedops
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from l2_state import reset_l2_persisting
 from references import allow_many_graphs
 
 EPS = 1e-6
@@ -48,6 +49,7 @@ def graph_us(fn: Callable[[], object], calls: int = 32) -> float:
     with torch.cuda.graph(graph):
         for _ in range(calls):
             fn()
+    reset_l2_persisting()
     return do_bench(graph.replay, warmup=5, rep=30, return_mode="median") * 1e3 / calls
 
 

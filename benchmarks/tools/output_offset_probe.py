@@ -47,6 +47,7 @@ from gpu_sweep import (
     liger_ops,
     make_inputs,
 )
+from l2_state import reset_l2_persisting
 
 PAD_BYTES = 2 << 20
 
@@ -68,6 +69,7 @@ def timed_with_pad(fn, calls: int, pad_bytes: int, pad_inside: bool) -> tuple[fl
         address = first_tensor(fn()).data_ptr()
         for _ in range(calls - 1):
             fn()
+    reset_l2_persisting()
     ms = do_bench(graph.replay, warmup=5, rep=30, return_mode="median")
     del graph, pad
     return 1e3 * ms / calls, address
