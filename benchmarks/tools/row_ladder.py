@@ -20,7 +20,7 @@ and more of the work:
   C: 16-byte vectors per thread;
 - `tr:copy`, `tr:norm`: the same row copy and rms_norm in Triton, with
   Liger's block size and warp count;
-- `fusedops`, `liger`, `copy` as gpu_sweep.py times them.
+- `fusedops`, `compile`, `liger`, `copy` as gpu_sweep.py times them.
 
 What it found (NOTES.md, v16): with --keep-l2, every kernel timed after a
 prefetching one (fusedops 42a6a66, pfnorm) on the same x was "fast", the
@@ -173,7 +173,7 @@ def known(name: str) -> bool:
             and parts[2] in ("nc", "plain")
             and parts[3].isdigit()
         )
-    return name in ("tr:copy", "tr:norm", "fusedops", "liger", "copy")
+    return name in ("tr:copy", "tr:norm", "fusedops", "compile", "liger", "copy")
 
 
 def default_impls(dtype: torch.dtype, hidden: int) -> list[str]:
