@@ -217,11 +217,19 @@ __global__ void silu_and_mul_bwd_kernel(T* __restrict__ grad_x, const T* __restr
   }
 }
 
+// One thread per work item, up to 2^21 blocks (2^29 threads); the
+// grid-strided loop covers larger launches (the misaligned, one-element
+// launches of about 2^30 items in test_cuda_either_side_of_the_index_width_switch
+// take it). The largest sweep launch, 65536 x 16384 float32, is 2^20 blocks.
+// Capped at 65536 blocks, the loop made 65536-row launches up to 3.5% slower
+// on an H100 (fp32 backward 65536 x 16384: 7300.6 -> 7045.2 us, bf16
+// forward 65536 x 16384: 2148.5 -> 2101.3; NOTES.md, v16), where
+// torch.compile's one pass over the tensor was ahead. Index32 stays in 32
+// bits: fewer than 2^30 items, so i + stride < 2^30 + 2^29.
 int grid_for(int64_t work_items) {
-  // Enough blocks to fill any current GPU several times over; the loop is
-  // grid-strided, so more would only add scheduling cost.
+  constexpr int64_t kMaxBlocks = int64_t{1} << 21;
   const int64_t blocks = (work_items + kThreads - 1) / kThreads;
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, 65536)));
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, kMaxBlocks)));
 }
 
 // Launches of at most this many 16-byte vectors (256 KB of output, e.g. bf16
