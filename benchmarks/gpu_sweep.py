@@ -10,15 +10,15 @@ implementation is captured into a CUDA graph (up to 64 calls on the same
 inputs, as many as move about 512 MB), the graph is replayed and timed with
 CUDA events (median of `triton.testing.do_bench`), and the time per call is
 written as one CSV row. Before an implementation is timed, L2 lines that
-earlier kernels left marked evict_last are set back to normal
-(l2_state.py): fusedops's prefetch once left x's lines so, and whatever was
-timed next on the same x read part of it from the L2. Shapes that move at most 32 MB are timed on
---placements sets of inputs (default 3, each allocated after spacers that move
-it elsewhere in memory) and the median is written: at 1-row shapes where the
-inputs land moved single results by up to 30%. The order of the
-implementations rotates from one shape (and placement) to the next, so none is
-always timed first. Inputs that fit in L2 (up
-to ~1024 x 4096 bf16) are read from L2 after the first call, as in a model
+earlier kernels left marked evict_last are set back to normal (l2_state.py):
+fusedops's prefetch once left x's lines so, as torch.compile's reductions
+do, and whatever was timed next on the same x read part of it from the L2.
+Shapes that move at most 32 MB are timed on --placements sets of inputs
+(default 3, each allocated after spacers that move it elsewhere in memory)
+and the median is written: at 1-row shapes where the inputs land moved single
+results by up to 30%. The order of the implementations rotates from one shape
+(and placement) to the next, so none is always timed first. Inputs that fit
+in L2 (up to ~1024 x 4096 bf16) are read from L2 after the first call, as in a model
 where the previous kernel has just written them; every implementation, and
 the copy, is timed the same way. TB/s counts the fewest bytes that must move:
 rms_norm 2·N·H + H elements, fused_add_rms_norm 4·N·H + H, silu_and_mul 3·N·H

@@ -7,7 +7,7 @@ triton.testing.do_bench writes between timings evicts the flush's own lines
 and leaves those. The next implementation timed on the same inputs then reads
 part of them from the L2. On an H100 the forward of fusedops 42a6a66, whose
 L2 prefetch left x's lines evict_last, made Liger's rms_norm and a device copy
-timed after it about 5% faster at 64 MB reads (45 against 48 us), in the
+timed after it 6-7% faster at 64 MB reads (45 against 48 us), in the
 sweep and in every probe that timed them after it (NOTES.md, v16). Calling
 reset_l2_persisting() before each implementation's timing removes that
 carry-over: an implementation is still timed with whatever its own earlier

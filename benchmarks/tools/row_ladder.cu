@@ -2,7 +2,7 @@
 // not part of the package. Built alone with nvcc and called through ctypes.
 //
 // Written to find why, at 64 MB reads on an H100, Liger's rms_norm and the
-// device copy seemed 5% faster than fusedops's (the answer, NOTES.md v16: the
+// device copy seemed 6-7% faster than fusedops's (the answer, NOTES.md v16: the
 // prefetch's evict_last lines left in the L2). The rungs separate what the
 // kernel body adds from what an nvcc-built row kernel does at all:
 //   mode 0  copy: load one row, store it;
@@ -14,7 +14,10 @@
 //           RowPrefetch at 64 MB: 4 MB ahead);
 //   mode 4  mode 3, and each thread then sets its line of its own row (the
 //           line another block prefetched) back to evict_normal, so that no
-//           line stays evict_last after the kernel.
+//           line stays evict_last after the kernel. Unlike the wheel's
+//           demote_l2 (after the sum of squares, from the row's first
+//           128-byte line) it demotes right after issuing the loads, and
+//           assumes rows of whole lines: what v16's calls 3 and 4 measured.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 

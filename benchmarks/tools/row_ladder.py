@@ -1,4 +1,4 @@
-"""One-row-per-block rms_norm kernels, rung by rung, timed on the same inputs as fusedops, Liger and a copy.
+"""One-row-per-block rms_norm kernels, rung by rung, on the same inputs as fusedops and Liger.
 
     nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC \\
         -o /tmp/row_ladder.so benchmarks/tools/row_ladder.cu
@@ -71,6 +71,7 @@ from gpu_sweep import (
 )
 
 DTYPE_CODE = {torch.float32: 0, torch.bfloat16: 2}
+VECTORS_PER_THREAD = (1, 2, 4)  # the C row_ladder.cu is built for
 MODES = {"copy": 0, "scale": 1, "norm": 2, "pfnorm": 3, "pfdemote": 4}
 
 
@@ -114,11 +115,9 @@ def triton_impl(name: str, x: torch.Tensor, w: torch.Tensor, out: torch.Tensor |
     norm = name == "tr:norm"
 
     def run() -> torch.Tensor:
-        out = torch.empty_like(x)
-        kernel[(rows,)](
-            out, x, w, hidden, 1.0 / hidden, EPS, BLOCK=block, NORM=norm, num_warps=warps
-        )
-        return out
+        y = torch.empty_like(x) if out is None else out
+        kernel[(rows,)](y, x, w, hidden, 1.0 / hidden, EPS, BLOCK=block, NORM=norm, num_warps=warps)
+        return y
 
     return run
 
@@ -172,6 +171,7 @@ def known(name: str) -> bool:
             and parts[1] in MODES
             and parts[2] in ("nc", "plain")
             and parts[3].isdigit()
+            and int(parts[3]) in VECTORS_PER_THREAD
         )
     return name in ("tr:copy", "tr:norm", "fusedops", "compile", "liger", "copy")
 
@@ -179,7 +179,8 @@ def known(name: str) -> bool:
 def default_impls(dtype: torch.dtype, hidden: int) -> list[str]:
     nvec = hidden * dtype.itemsize // 16
     _, warps = liger_warps(hidden)
-    cs = sorted({max(1, nvec // (warps * 32)), max(1, nvec // 256)})  # Liger's C and a 256-thread C
+    # Liger's C and a 256-thread block's, where row_ladder.cu has that C
+    cs = sorted({max(1, nvec // (warps * 32)), max(1, nvec // 256)} & set(VECTORS_PER_THREAD))
     names = ["fusedops", "liger", "copy", "tr:copy", "tr:norm"]
     for mode in MODES:
         for load in ("nc", "plain"):
@@ -264,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
                 result = fn()
                 check(name, result[0] if isinstance(result, tuple) else result, x, w, ref)
                 fns[name] = fn
+            if not fns:
+                parser.error(f"no implementation fits {rows}x{hidden} {args.dtype}")
             cells = []
             for name in rotated(list(fns), p):
                 us = graph_us(fns[name], calls, reset_l2=not args.keep_l2)
@@ -286,9 +289,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"placement {p}: " + " ".join(sorted(cells)), flush=True)
     print(f"{args.dtype} {rows}x{hidden}, us per call over {args.placements} placements:")
     for name, ts in sorted(times.items(), key=lambda kv: statistics.median(kv[1])):
-        print(
-            f"  {name:22s} min {min(ts):7.2f}  median {statistics.median(ts):7.2f}  max {max(ts):7.2f}"
-        )
+        mid = statistics.median(ts)
+        print(f"  {name:22s} min {min(ts):7.2f}  median {mid:7.2f}  max {max(ts):7.2f}")
     return 0
 
 

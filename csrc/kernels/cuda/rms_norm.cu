@@ -42,6 +42,7 @@
 // a second kernel adds the partials in a fixed order (deterministic); a grid
 // of one block writes the gradient itself.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -659,15 +660,24 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
 #endif
 }
 
-// Sets the 128-byte line at p back to evict_normal once its block has read
-// it. Without this, prefetched lines stayed evict_last after the kernel:
-// cache flushes did not move them, later kernels had that much less L2, and a
-// kernel timed next on the same x read part of it from the L2. On an H100 that
-// made Liger's rms_norm and a device copy look 5% faster than ours at 64 MB
-// reads; demoted, our kernel was also 0.3-1% faster itself (NOTES.md, v16).
-__device__ __forceinline__ void demote_l2(const void* p) {
+// Sets the 128-byte lines holding [p, p + bytes) back to evict_normal, line
+// t by thread t, once the block has read them (applypriority takes 128-byte
+// aligned addresses: the first line starts at or before p). The block has
+// enough threads: a row is at most 64 bytes a thread (4 vectors of 16), so
+// its bytes / 128 + 1 lines are at most half the threads plus one.
+// Without this the prefetched lines stayed evict_last after the kernel: the
+// cache flushes of a benchmark did not move them, later kernels had that much
+// less L2, and a kernel timed next on the same x read part of it from the L2
+// (on an H100, Liger's rms_norm and a device copy looked 6-7% faster than ours
+// at 64 MB reads). With the demote our kernel was 0.2-1.5% faster itself at
+// 30 prefetching shapes (NOTES.md, v16).
+__device__ __forceinline__ void demote_l2(const void* p, unsigned bytes) {
 #if __CUDA_ARCH__ >= 800
-  asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(p));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t line = (start & ~uintptr_t{127}) + uintptr_t{threadIdx.x} * 128;
+  if (line < start + bytes) {
+    asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(line));
+  }
 #endif
 }
 
@@ -747,11 +757,9 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
     if constexpr (kPrefetch) {
       // The row's loads are done (their values summed): its lines, which a
       // block further back prefetched as evict_last, go back to normal.
-      const unsigned line = threadIdx.x * 128u;
-      if (line < hidden * sizeof(T)) {
-        demote_l2(reinterpret_cast<const char*>(xr) + line);
-        if constexpr (kAdd) demote_l2(reinterpret_cast<const char*>(residual + offset) + line);
-      }
+      const unsigned row_bytes = hidden * sizeof(T);
+      demote_l2(xr, row_bytes);
+      if constexpr (kAdd) demote_l2(residual + offset, row_bytes);
     }
     sum_sq = block_sum_one_barrier<kFewRows, kWarps>(sum_sq, scratch, parity);
     const A rstd = inv_rms(sum_sq, inv_hidden, eps);
