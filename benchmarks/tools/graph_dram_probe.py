@@ -32,15 +32,12 @@ import sys
 from pathlib import Path
 
 import torch
-from ncu_target import DTYPES, parse_shapes
+from shape_probe_args import add_shape_probe_args, shape_probe_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
-    IMPLS,
-    OPS,
     calls_per_graph,
     captured,
-    choices,
     implementation,
     liger_ops,
     make_inputs,
@@ -50,21 +47,15 @@ from gpu_sweep import (
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--op", default="rms_norm", choices=OPS)
-    parser.add_argument("--dtype", default="bfloat16", choices=DTYPES)
-    parser.add_argument("--shape", type=parse_shapes, default="16384x2048", help="ROWSxHIDDEN")
-    parser.add_argument("--impls", default="fusedops,liger,copy", help=",".join(IMPLS))
+    add_shape_probe_args(parser)
     parser.add_argument("--placements", type=int, default=6)
     args = parser.parse_args(argv)
     if args.placements < 1:
         parser.error(f"--placements must be at least 1, not {args.placements}")
-    if len(args.shape) != 1:
-        parser.error("--shape takes one ROWSxHIDDEN")
-    impls = choices(parser, "--impls", args.impls, IMPLS)
+    rows, hidden, dtype, impls = shape_probe_args(parser, args)
     if not torch.cuda.is_available():
         print("graph_dram_probe.py needs a CUDA GPU", file=sys.stderr)
         return 2
-    (rows, hidden), dtype = args.shape[0], getattr(torch, args.dtype)
     lg = liger_ops() if "liger" in impls else None
     calls = calls_per_graph(args.op, rows, hidden, dtype)
     print(f"{calls} calls per graph", flush=True)

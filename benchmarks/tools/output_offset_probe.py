@@ -34,14 +34,11 @@ import sys
 from pathlib import Path
 
 import torch
-from ncu_target import DTYPES, parse_shapes
+from shape_probe_args import add_shape_probe_args, shape_probe_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
-    IMPLS,
-    OPS,
     calls_per_graph,
-    choices,
     implementation,
     largest,
     liger_ops,
@@ -78,21 +75,15 @@ def timed_with_pad(fn, calls: int, pad_bytes: int, pad_inside: bool) -> tuple[fl
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", required=True)
-    parser.add_argument("--op", default="rms_norm", choices=OPS)
-    parser.add_argument("--dtype", default="bfloat16", choices=DTYPES)
-    parser.add_argument("--shape", type=parse_shapes, default="16384x2048", help="ROWSxHIDDEN")
-    parser.add_argument("--impls", default="fusedops,liger,copy", help=",".join(IMPLS))
+    add_shape_probe_args(parser)
     parser.add_argument("--pads", type=int, default=16)
     args = parser.parse_args(argv)
     if args.pads < 1:
         parser.error(f"--pads must be at least 1, not {args.pads}")
-    if len(args.shape) != 1:
-        parser.error("--shape takes one ROWSxHIDDEN")
-    impls = choices(parser, "--impls", args.impls, IMPLS)
+    rows, hidden, dtype, impls = shape_probe_args(parser, args)
     if not torch.cuda.is_available():
         print("output_offset_probe.py needs a CUDA GPU", file=sys.stderr)
         return 2
-    (rows, hidden), dtype = args.shape[0], getattr(torch, args.dtype)
     lg = liger_ops() if "liger" in impls else None
     inputs = make_inputs(args.op, rows, hidden, dtype)
     x_address = largest(inputs).data_ptr()
