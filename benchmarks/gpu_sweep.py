@@ -35,7 +35,8 @@ compiled once per (op, dtype, hidden) with rows dynamic (rows = 1 is
 specialised by dynamo, so it gets its own graph): what a model sees as its
 batch changes; Liger-Kernel's LigerRMSNormFunction and
 LigerFusedAddRMSNormFunction and LigerSiLUMulFunction (if importable; silu gets
-gate and up as two contiguous tensors, made once, as Liger's MLP has them; its
+gate and up as two contiguous copies of x's halves, made once, as Liger's MLP has
+them, never views of x, which its backward would overwrite for the others; its
 backward is Liger's swiglu_backward, which writes its gradients into gate and
 up: each replay works on the previous one's output (values drift to zeros and
 NaN, which this elementwise kernel's time does not depend on), and its working
@@ -227,8 +228,11 @@ def implementation(op: str, impl: str, inputs: tuple[torch.Tensor, ...], lg):
             return None
         if op.startswith("silu_and_mul"):
             x = inputs[-1]
-            half = x.shape[-1] // 2
-            gate, up = x[:, :half].contiguous(), x[:, half:].contiguous()
+            # Copies, never views: Liger's backward writes its gradients into gate
+            # and up. At one row x[:, :d] is already contiguous, so
+            # .contiguous() returned a view, and Liger overwrote x itself (NaN
+            # after a few replays) for every implementation timed after it.
+            gate, up = (t.clone(memory_format=torch.contiguous_format) for t in x.chunk(2, -1))
             return lambda: lg[op](*inputs[:-1], gate, up)
         return lambda: lg[op](*inputs)
     raise ValueError(impl)

@@ -97,3 +97,31 @@ def test_cuda_either_side_of_the_index_width_switch(rows: int, layout: str) -> N
         ref.backward(grad[part].double().cpu())
         assert_close(out[part], ref.detach(), torch.bfloat16)
         assert_close(grad_x[part], xs.grad, torch.bfloat16, grad=True)
+
+
+# The CUDA launches pick 4-, 8- or 16-byte vectors by the launch's count of
+# 16-byte vectors, in bands that differ between the forward and the backward
+# (silu_and_mul.cu, vector_width): 4-byte to 2048, 8-byte to 8192, 4-byte to
+# 16384, 8-byte to 131072 forward (65536 backward), then 16-byte. One row of
+# one 16-byte vector makes the count the row count, so these rows sit on both
+# sides of every edge.
+_BAND_EDGES = [2048, 2049, 8192, 8193, 16384, 16385, 65536, 65537, 131072, 131073]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("vectors", _BAND_EDGES)
+def test_cuda_every_vector_width_band(dtype: torch.dtype, vectors: int) -> None:
+    d = 16 // dtype.itemsize  # one 16-byte vector of output a row
+    x = randn(vectors, 2 * d, dtype=dtype, device="cuda") * 3
+    # -100 makes 1 + exp(-a) overflow the sigmoid's fast range: that vector takes
+    # the IEEE division, in whichever width the band picked.
+    x[::97, 0] = -100.0
+    grad = randn(vectors, d, dtype=dtype, device="cuda", seed=5)
+    out = fusedops.silu_and_mul(x)
+    grad_x = torch.ops.fusedops.silu_and_mul_backward(grad, x)
+    xs = x.double().cpu().requires_grad_()
+    ref = ref_silu_and_mul(xs)
+    ref.backward(grad.double().cpu())
+    assert_close(out, ref.detach(), dtype)
+    assert_close(grad_x, xs.grad, dtype, grad=True)

@@ -232,30 +232,41 @@ int grid_for(int64_t work_items) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, kMaxBlocks)));
 }
 
-// Launches of at most this many 16-byte vectors (256 KB of output, e.g. bf16
-// 16 x 8192) are a fraction of one wave, and their time is one thread's chain
-// of loads and sigmoids: they take 4-byte vectors, four times the threads
-// (at most 64K, one wave on 32 SMs of 2048 threads) with a quarter of the
-// chain each. Measured on an H200 against 16-byte vectors: up to 9% faster
-// forward and 14% backward at these sizes; at 65536 vectors the extra threads
-// no longer fit a wave and it was up to 18% slower.
-constexpr int64_t kNarrowMaxVectors = 16384;
-// Up to this many, 8-byte vectors: twice the threads of the 16-byte launch
-// (inductor's choice at these sizes too). On an H200 against 16-byte vectors:
-// faster at 10 forward and 9 backward shapes by 1-6% (16 x 16384, 128 x
-// 2048-4096), slower at none; up to 131072 vectors it lost 2-3% backward at
-// 128 x 8192.
-constexpr int64_t kMidMaxVectors = 65536;
+// The width of a launch, by its count of 16-byte vectors (the time of these
+// small launches depends on that count alone, not on rows or hidden). Measured
+// on an H100 at 1-128 rows, every power of two, both directions, 4-byte
+// against 8-byte vectors (benchmarks/NOTES.md, v17):
+// - up to 2048 vectors (32 KB of output, bf16 1 x 16384) the launch is a
+//   fraction of a wave and its time is one thread's chain of loads and
+//   sigmoids: 4-byte vectors, four times the threads of 16-byte ones with a
+//   quarter of the chain each (8-byte ones were 1-4% slower);
+// - from 4096 to 8192 vectors, 8-byte vectors (1-3.5% faster than 4-byte);
+// - at 16384, 4-byte vectors again: 8-byte ones were 1.5-3.3% slower in the
+//   backward and in float32 (0.5-0.9% faster in the 16-bit forward);
+// - then 8-byte vectors up to kMidMaxVectors (4-byte ones lost up to 27%), and
+//   16-byte ones beyond. The forward keeps 8-byte vectors to 131072
+//   (16-bit 128 x 8192: 2.30 against 2.48-2.53 us with 16-byte ones); the
+//   backward, whose 16-bit launches were 2% faster in 16-byte vectors there,
+//   to 65536.
+// The 4-byte launches at most 64K threads: one wave on 32 SMs of 2048 threads.
+constexpr int64_t kNarrowMaxVectors = 2048;
+constexpr int64_t kNarrowBandMin = 8192, kNarrowBandMax = 16384;  // (min, max]: narrow
+constexpr int64_t kMidMaxVectorsFwd = 131072;
+constexpr int64_t kMidMaxVectorsBwd = 65536;
+
+enum class Direction { kForward, kBackward };
 
 // Elements per vector for a launch over [rows, d]: 16 bytes where d and every
 // pointer allow it (4 or 8 bytes for small launches), else one element.
 template <typename T>
-int vector_width(int64_t rows, int64_t d, bool aligned) {
+int vector_width(int64_t rows, int64_t d, bool aligned, Direction direction) {
   constexpr int kWide = kVec16<T>;
   if (!aligned || d % kWide != 0) return 1;
   const int64_t vectors = rows * d / kWide;
   if (vectors <= kNarrowMaxVectors) return kNarrow<T>;
-  return vectors <= kMidMaxVectors ? kMid<T> : kWide;
+  if (vectors > kNarrowBandMin && vectors <= kNarrowBandMax) return kNarrow<T>;
+  const int64_t mid_max = direction == Direction::kForward ? kMidMaxVectorsFwd : kMidMaxVectorsBwd;
+  return vectors <= mid_max ? kMid<T> : kWide;
 }
 
 // Calls go(std::integral_constant<int, V>) for the width from vector_width.
@@ -291,7 +302,7 @@ void with_launch_shape(int64_t rows, int64_t d, int width, Go&& go) {
 
 template <typename T>
 void launch_fwd(T* out, const T* x, int64_t rows, int64_t d, cudaStream_t stream) {
-  const int width = vector_width<T>(rows, d, aligned16(out) && aligned16(x));
+  const int width = vector_width<T>(rows, d, aligned16(out) && aligned16(x), Direction::kForward);
   with_launch_shape<T>(rows, d, width, [&](auto v, auto ix) {
     constexpr int V = decltype(v)::value;
     if constexpr (sizeof(T) <= 4 && V * sizeof(T) >= 8) {
@@ -306,8 +317,8 @@ void launch_fwd(T* out, const T* x, int64_t rows, int64_t d, cudaStream_t stream
 template <typename T>
 void launch_bwd(T* grad_x, const T* grad_out, const T* x, int64_t rows, int64_t d,
                 cudaStream_t stream) {
-  const int width =
-      vector_width<T>(rows, d, aligned16(grad_x) && aligned16(grad_out) && aligned16(x));
+  const int width = vector_width<T>(
+      rows, d, aligned16(grad_x) && aligned16(grad_out) && aligned16(x), Direction::kBackward);
   with_launch_shape<T>(rows, d, width, [&](auto v, auto ix) {
     constexpr int V = decltype(v)::value;
     silu_and_mul_bwd_kernel<T, V>
