@@ -229,9 +229,10 @@ def implementation(op: str, impl: str, inputs: tuple[torch.Tensor, ...], lg):
         if op.startswith("silu_and_mul"):
             x = inputs[-1]
             # Copies, never views: Liger's backward writes its gradients into gate
-            # and up. At one row x[:, :d] is already contiguous, so
-            # .contiguous() returned a view, and Liger overwrote x itself (NaN
-            # after a few replays) for every implementation timed after it.
+            # and up. At one row x[:, :d] is already contiguous, so .contiguous()
+            # returned a view, and Liger overwrote x itself for every implementation
+            # timed after it (NaN lanes after some thousands of calls, which send
+            # fusedops's sigmoid to its IEEE division: RESULTS.md, v17).
             gate, up = (t.clone(memory_format=torch.contiguous_format) for t in x.chunk(2, -1))
             return lambda: lg[op](*inputs[:-1], gate, up)
         return lambda: lg[op](*inputs)
