@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 import torch
-from helpers import DEVICES, DTYPES, assert_close, randn, ref_silu_and_mul, strided_views
+from helpers import (
+    DEVICES,
+    DTYPES,
+    GRAD_TOL,
+    TOL,
+    assert_close,
+    randn,
+    ref_silu_and_mul,
+    strided_views,
+)
 
 import fusedops
 
@@ -100,12 +109,13 @@ def test_cuda_either_side_of_the_index_width_switch(rows: int, layout: str) -> N
 
 
 # The CUDA launches pick 4-, 8- or 16-byte vectors by the launch's count of
-# 16-byte vectors, in bands that differ between the forward and the backward
+# 16-byte vectors, in bands that differ by direction and dtype
 # (silu_and_mul.cu, vector_width): 4-byte to 2048, 8-byte to 8192, 4-byte to
-# 16384, 8-byte to 131072 forward (65536 backward), then 16-byte. One row of
-# one 16-byte vector makes the count the row count, so these rows sit on both
-# sides of every edge.
-_BAND_EDGES = [2048, 2049, 8192, 8193, 16384, 16385, 65536, 65537, 131072, 131073]
+# 16384, 8-byte to 131072 forward, 65536 (16-bit) or 262144 (float32)
+# backward, then 16-byte. One row of one 16-byte vector makes the count the
+# row count, so these rows sit on both sides of every edge. float64 is left
+# out: every band gives it the same 16-byte vectors, and no fast sigmoid path.
+_BAND_EDGES = [2048, 2049, 8192, 8193, 16384, 16385, 65536, 65537, 131072, 131073, 262144, 262145]
 
 
 @pytest.mark.gpu
@@ -114,14 +124,16 @@ _BAND_EDGES = [2048, 2049, 8192, 8193, 16384, 16385, 65536, 65537, 131072, 13107
 def test_cuda_every_vector_width_band(dtype: torch.dtype, vectors: int) -> None:
     d = 16 // dtype.itemsize  # one 16-byte vector of output a row
     x = randn(vectors, 2 * d, dtype=dtype, device="cuda") * 3
-    # -100 makes 1 + exp(-a) overflow the sigmoid's fast range: that vector takes
-    # the IEEE division, in whichever width the band picked.
+    # Gates of -100 and NaN leave the sigmoid's fast range (1 + exp(-a) past
+    # 2^126): their vector takes the IEEE division, in whichever width the band
+    # picked, and the other lanes of that vector must come out the same.
     x[::97, 0] = -100.0
+    x[1::89, d - 1] = float("nan")
     grad = randn(vectors, d, dtype=dtype, device="cuda", seed=5)
     out = fusedops.silu_and_mul(x)
     grad_x = torch.ops.fusedops.silu_and_mul_backward(grad, x)
     xs = x.double().cpu().requires_grad_()
     ref = ref_silu_and_mul(xs)
     ref.backward(grad.double().cpu())
-    assert_close(out, ref.detach(), dtype)
-    assert_close(grad_x, xs.grad, dtype, grad=True)
+    torch.testing.assert_close(out.double().cpu(), ref.detach(), equal_nan=True, **TOL[dtype])
+    torch.testing.assert_close(grad_x.double().cpu(), xs.grad, equal_nan=True, **GRAD_TOL[dtype])

@@ -107,14 +107,15 @@ Index32 make_index32(int64_t total, int64_t dv) {
           shift};
 }
 
-// Output vector i as its column and the offset of its row in x (in vectors:
-// x's rows hold 2 * dv, a then b), for both kernels.
+// Where output vector i = (row, col) reads x, in vectors: x's rows hold 2 * dv
+// vectors, a then b, so a is at row * 2dv + col = i + row * dv (one
+// multiply-add from i on the way to the first load) and b dv further. With
+// it, and the block size as the constant kThreads (every launch uses it)
+// rather than read from blockDim, the first load issues 7 instructions sooner:
+// 1-4% faster at most small launches (NOTES.md, v17).
 template <typename Index>
-__device__ __forceinline__ void locate(const Index& ix, typename Index::I i,
-                                       typename Index::I& x_row, typename Index::I& col) {
-  const typename Index::I row = ix.row(i);
-  col = i - row * ix.dv;
-  x_row = row * 2 * ix.dv;
+__device__ __forceinline__ typename Index::I x_index(const Index& ix, typename Index::I i) {
+  return i + ix.row(i) * ix.dv;
 }
 
 // kHalves: a 16-byte vector of 16-bit values takes its 8 sigmoids in two
@@ -126,13 +127,27 @@ __device__ __forceinline__ void silu_and_mul_body(T* __restrict__ out, const T* 
   using VecT = Vec<T, V>;
   using I = typename Index::I;
   constexpr int H = kHalves && V >= 8 ? V / 2 : V;  // elements converted at once
-  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
-  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < ix.total; i += stride) {
-    I x_row, col;
-    locate(ix, i, x_row, col);
-    const VecT* xr = reinterpret_cast<const VecT*>(x) + x_row;
-    const VecT a = xr[col];
-    const VecT b = xr[ix.dv + col];
+  // The 16-byte launches keep the index this kernel had before x_index (the
+  // row's offset and the column, the block size read from blockDim): with
+  // x_index they were up to 2.4% slower at 128-1024 rows of 16-bit x (median
+  // +0.3%), where every other launch got faster (NOTES.md, v17).
+  constexpr bool kRowOffset = V * sizeof(T) == 16;
+  const I threads = kRowOffset ? static_cast<I>(blockDim.x) : static_cast<I>(kThreads);
+  const I stride = static_cast<I>(gridDim.x) * threads;
+  for (I i = static_cast<I>(blockIdx.x) * threads + threadIdx.x; i < ix.total; i += stride) {
+    const VecT* xv = reinterpret_cast<const VecT*>(x);
+    VecT a, b;
+    if constexpr (kRowOffset) {
+      const I row = ix.row(i);
+      const I col = i - row * ix.dv;
+      const VecT* xr = xv + row * 2 * ix.dv;
+      a = xr[col];
+      b = xr[ix.dv + col];
+    } else {
+      const I ia = x_index(ix, i);
+      a = xv[ia];
+      b = xv[ia + ix.dv];
+    }
     VecT o;
 #pragma unroll
     for (int h = 0; h < V; h += H) {
@@ -186,14 +201,13 @@ __global__ void silu_and_mul_bwd_kernel(T* __restrict__ grad_x, const T* __restr
   using A = typename Acc<T>::type;
   using VecT = Vec<T, V>;
   using I = typename Index::I;
-  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
-  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < ix.total; i += stride) {
-    I x_row, col;
-    locate(ix, i, x_row, col);
-    const VecT* xr = reinterpret_cast<const VecT*>(x) + x_row;
-    VecT* gr = reinterpret_cast<VecT*>(grad_x) + x_row;
-    const VecT a = xr[col];
-    const VecT b = xr[ix.dv + col];
+  const I stride = static_cast<I>(gridDim.x) * kThreads;
+  for (I i = static_cast<I>(blockIdx.x) * kThreads + threadIdx.x; i < ix.total; i += stride) {
+    const I ia = x_index(ix, i);
+    const VecT* xv = reinterpret_cast<const VecT*>(x);
+    VecT* gv = reinterpret_cast<VecT*>(grad_x);
+    const VecT a = xv[ia];
+    const VecT b = xv[ia + ix.dv];
     const VecT g = reinterpret_cast<const VecT*>(grad_out)[i];
     // Every input is converted before the sigmoids: converted after them,
     // ptxas issued the b and g loads only once a's sigmoids were done (two
@@ -212,8 +226,8 @@ __global__ void silu_and_mul_bwd_kernel(T* __restrict__ grad_x, const T* __restr
       ga.v[k] = Cast<T>::from(gf[k] * bf[k] * s[k] * (A(1) + af[k] * (A(1) - s[k])));
       gb.v[k] = Cast<T>::from(gf[k] * af[k] * s[k]);
     }
-    gr[col] = ga;
-    gr[ix.dv + col] = gb;
+    gv[ia] = ga;
+    gv[ia + ix.dv] = gb;
   }
 }
 
@@ -232,27 +246,30 @@ int grid_for(int64_t work_items) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, kMaxBlocks)));
 }
 
-// The width of a launch, by its count of 16-byte vectors (the time of these
-// small launches depends on that count alone, not on rows or hidden). Measured
-// on an H100 at 1-128 rows, every power of two, both directions, 4-byte
-// against 8-byte vectors (benchmarks/NOTES.md, v17):
-// - up to 2048 vectors (32 KB of output, bf16 1 x 16384) the launch is a
+// The width of a launch, by its count of 16-byte vectors: on an H100 shapes
+// with the same count measured within 2% of each other whatever their rows and
+// hidden, but the best width differs by direction and dtype. Measured there
+// only (benchmarks/NOTES.md, v17), used on every arch; 4- against 8-byte
+// vectors at 1-128 rows, every power of two, and 8- against 16-byte ones:
+// - up to 2048 vectors (32 KB of output, bf16 1 x 16384) a launch is a small
 //   fraction of a wave and its time is one thread's chain of loads and
 //   sigmoids: 4-byte vectors, four times the threads of 16-byte ones with a
-//   quarter of the chain each (8-byte ones were 1-4% slower);
-// - from 4096 to 8192 vectors, 8-byte vectors (1-3.5% faster than 4-byte);
-// - at 16384, 4-byte vectors again: 8-byte ones were 1.5-3.3% slower in the
-//   backward and in float32 (0.5-0.9% faster in the 16-bit forward);
-// - then 8-byte vectors up to kMidMaxVectors (4-byte ones lost up to 27%), and
-//   16-byte ones beyond. The forward keeps 8-byte vectors to 131072
-//   (16-bit 128 x 8192: 2.30 against 2.48-2.53 us with 16-byte ones); the
-//   backward, whose 16-bit launches were 2% faster in 16-byte vectors there,
-//   to 65536.
-// The 4-byte launches at most 64K threads: one wave on 32 SMs of 2048 threads.
+//   quarter of the chain each (8-byte ones: 0-4% slower for 16-bit, within 1%
+//   either way for float32);
+// - 2049-8192: 8-byte vectors (at 4096-8192, 0.2-3.5% faster than 4-byte);
+// - 8193-16384: 4-byte vectors again (8-byte ones 0.7-3.3% slower in the
+//   backward and 1.6-2.6% in the float32 forward; 0.5-0.9% faster in the
+//   16-bit forward);
+// - then 8-byte vectors, 16-byte ones beyond the kMidMaxVectors* below: the
+//   forward to 131072 (16-bit 128 x 8192: 2.30 against 2.42-2.53 us), the
+//   16-bit backward to 65536 (16-byte vectors 2% faster at 131072), the
+//   float32 backward to 262144 (8-byte vectors 6-8% faster at 131072-262144).
+// 4-byte launches are at most 65536 threads (256 blocks of kThreads).
 constexpr int64_t kNarrowMaxVectors = 2048;
 constexpr int64_t kNarrowBandMin = 8192, kNarrowBandMax = 16384;  // (min, max]: narrow
 constexpr int64_t kMidMaxVectorsFwd = 131072;
-constexpr int64_t kMidMaxVectorsBwd = 65536;
+constexpr int64_t kMidMaxVectorsBwd16 = 65536;   // 16-bit backward
+constexpr int64_t kMidMaxVectorsBwd32 = 262144;  // float32 backward
 
 enum class Direction { kForward, kBackward };
 
@@ -265,7 +282,9 @@ int vector_width(int64_t rows, int64_t d, bool aligned, Direction direction) {
   const int64_t vectors = rows * d / kWide;
   if (vectors <= kNarrowMaxVectors) return kNarrow<T>;
   if (vectors > kNarrowBandMin && vectors <= kNarrowBandMax) return kNarrow<T>;
-  const int64_t mid_max = direction == Direction::kForward ? kMidMaxVectorsFwd : kMidMaxVectorsBwd;
+  const int64_t mid_max = direction == Direction::kForward ? kMidMaxVectorsFwd
+                          : sizeof(T) == 4                 ? kMidMaxVectorsBwd32
+                                                           : kMidMaxVectorsBwd16;
   return vectors <= mid_max ? kMid<T> : kWide;
 }
 
