@@ -38,8 +38,9 @@ LigerFusedAddRMSNormFunction and LigerSiLUMulFunction (if importable; silu gets
 gate and up as two contiguous copies of x's halves, made once, as Liger's MLP has
 them, never views of x, which its backward would overwrite for the others; its
 backward is Liger's swiglu_backward, which writes its gradients into gate and
-up: each replay works on the previous one's output (values drift to zeros and
-NaN, which this elementwise kernel's time does not depend on), and its working
+up: each replay works on the previous one's output (values drift to zeros, and
+after some thousands of calls to NaN; what that does to Liger's own time was not
+measured), and its working
 set is 3·N·H elements where fusedops and torch.compile, returning a new
 gradient, have 5·N·H, so it keeps more in L2 between calls). For the
 silu backward, torch.compile gets the float32 math autograd computes. A
