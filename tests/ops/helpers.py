@@ -49,11 +49,19 @@ def ref_silu_and_mul(x: torch.Tensor) -> torch.Tensor:
 
 
 def assert_close(
-    actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype, grad: bool = False
+    actual: torch.Tensor,
+    expected: torch.Tensor,
+    dtype: torch.dtype,
+    grad: bool = False,
+    equal_nan: bool = False,
 ) -> None:
+    """actual (of dtype) against expected within dtype's tolerance; equal_nan:
+    NaN where expected has NaN, and nowhere else, passes."""
     assert actual.dtype == dtype
     tol = (GRAD_TOL if grad else TOL)[dtype]
-    torch.testing.assert_close(actual.double().cpu(), expected.double().cpu(), **tol)
+    torch.testing.assert_close(
+        actual.double().cpu(), expected.double().cpu(), equal_nan=equal_nan, **tol
+    )
 
 
 def randn(*shape: int, dtype: torch.dtype, device: str, seed: int = 0) -> torch.Tensor:

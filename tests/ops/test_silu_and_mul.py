@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from helpers import (
-    DEVICES,
-    DTYPES,
-    GRAD_TOL,
-    TOL,
-    assert_close,
-    randn,
-    ref_silu_and_mul,
-    strided_views,
-)
+from helpers import DEVICES, DTYPES, assert_close, randn, ref_silu_and_mul, strided_views
 
 import fusedops
 
@@ -135,5 +126,5 @@ def test_cuda_every_vector_width_band(dtype: torch.dtype, vectors: int) -> None:
     xs = x.double().cpu().requires_grad_()
     ref = ref_silu_and_mul(xs)
     ref.backward(grad.double().cpu())
-    torch.testing.assert_close(out.double().cpu(), ref.detach(), equal_nan=True, **TOL[dtype])
-    torch.testing.assert_close(grad_x.double().cpu(), xs.grad, equal_nan=True, **GRAD_TOL[dtype])
+    assert_close(out, ref.detach(), dtype, equal_nan=True)
+    assert_close(grad_x, xs.grad, dtype, grad=True, equal_nan=True)
