@@ -48,6 +48,10 @@ def main() -> None:
             (1, 4096),
             (2, 4096),
             (2, 12288),
+            # 1024-thread single-pass blocks at a few rows: the forward's cluster
+            # kernel on sm_90+ (8 blocks a row at 2 rows; 2 at 40 rows on 132 SMs).
+            (2, 16384),
+            (40, 16384),
             (3, 40000),
             (1, 65536),
             # More rows than any GPU has SMs: the forward's occupancy build

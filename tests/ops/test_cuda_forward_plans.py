@@ -177,9 +177,92 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     ]
 
 
+# At most one block per SM, rows whose single-pass block has 1024 threads (the
+# fused add: 512 or more) run split over a thread block cluster on sm_90+
+# (rms_norm_fwd_cluster_kernel): K = 8 blocks a row for 1024-thread blocks up to
+# sm_count / 16 rows, else 4, then 2 while the rows' blocks fit on the SMs. On a
+# GPU of 132 SMs the rows below reach every K (1 and 8 rows: K = 8, or 4 below
+# 1024 threads; 9-33 rows: 4; 34-66 rows: 2; 67 rows: the single-pass kernel).
+CLUSTER = [
+    (torch.bfloat16, 16384),  # C = 2, 32 warps
+    (
+        torch.bfloat16,
+        12000,
+    ),  # fused add C = 2, 24 warps, 36 slots past the row (rms_norm: single pass)
+    (torch.float16, 8192),  # fused add C = 2, 16 warps (rms_norm: single pass)
+    (torch.float32, 5000),  # fused add C = 2, 20 warps, 30 slots past the row
+    (torch.float32, 16384),  # C = 4, 32 warps (the single-pass fused add loads its weight late)
+]
+CLUSTER_KERNEL = re.compile(r"rms_norm_fwd_cluster_kernel<([^<>]*)>")
+
+
+def cluster_blocks(call) -> list[int]:
+    """K, the blocks a row, of each cluster forward kernel `call` launches (its last
+    template argument), from the kernel names torch.profiler records."""
+    return [
+        int(m.group(1).split(",")[-1]) for m in map(CLUSTER_KERNEL.search, kernels_of(call)) if m
+    ]
+
+
+def forward_call(x: torch.Tensor, residual: torch.Tensor | None, w: torch.Tensor):
+    if residual is None:
+        return lambda: fusedops.rms_norm(x, w, EPS)
+    return lambda: fusedops.fused_add_rms_norm(x, residual, w, EPS)
+
+
+def expected_cluster_blocks(rows: int, threads: int, add: bool) -> int:
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if threads < (512 if add else 1024):
+        return 1
+    if threads == 1024 and rows * 16 <= sms:
+        return 8
+    return next((k for k in (4, 2) if (threads // 32) % k == 0 and rows * k <= sms), 1)
+
+
+def single_pass_threads(dtype: torch.dtype, hidden: int, add: bool) -> int:
+    """The single-pass kernel's block size for a row (launch_fwd_single_pass)."""
+    nvec = hidden * dtype.itemsize // 16
+    c = 1 if nvec <= 256 else 2
+    if dtype == torch.float32 and not add and nvec >= 1024:
+        c = 4
+    while nvec > c * 1024:
+        c *= 2
+    threads = (nvec + c - 1) // c
+    return max(32, (threads + 31) // 32 * 32)
+
+
+@pytest.mark.parametrize(("dtype", "hidden"), CLUSTER, ids=str)
+def test_few_rows_split_over_a_cluster_get_the_same_bits(dtype: torch.dtype, hidden: int) -> None:
+    """Rows run across a cluster of K blocks give every bit the single-pass kernel
+    gives the same rows in a batch of more rows than SMs, for every K; and the
+    cluster kernel ran with the K the plan gives (the bits alone cannot show it)."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread block clusters need sm_90 or newer")
+    batch_rows = more_rows_than_sms() + 4
+    x = randn(batch_rows, hidden, dtype=dtype, device="cuda")
+    r = randn(batch_rows, hidden, dtype=dtype, device="cuda", seed=2)
+    w = randn(hidden, dtype=dtype, device="cuda", seed=1)
+    batch = fusedops.rms_norm(x, w, EPS)
+    batch_out, batch_res = fusedops.fused_add_rms_norm(x, r, w, EPS)
+    assert cluster_blocks(lambda: fusedops.rms_norm(x, w, EPS)) == []
+    for rows in (1, 8, 9, 33, 34, 66, 67):
+        torch.testing.assert_close(
+            fusedops.rms_norm(x[:rows], w, EPS), batch[:rows], rtol=0, atol=0
+        )
+        out, res = fusedops.fused_add_rms_norm(x[:rows], r[:rows], w, EPS)
+        torch.testing.assert_close(res, batch_res[:rows], rtol=0, atol=0)
+        torch.testing.assert_close(out, batch_out[:rows], rtol=0, atol=0)
+        for add in (False, True):
+            k = expected_cluster_blocks(rows, single_pass_threads(dtype, hidden, add), add)
+            launched = cluster_blocks(forward_call(x[:rows], r[:rows] if add else None, w))
+            assert launched == ([k] if k > 1 else []), (rows, add)
+    assert_close(batch, ref_rms_norm(x, w, EPS), dtype)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("build", ["latency", "occupancy"])
-@pytest.mark.parametrize("hidden", [2048, 4096])  # 1 and 2 vectors per thread
+# 1 and 2 vectors per thread; 8192: 8 rows of 512 threads, the cluster kernel on sm_90+
+@pytest.mark.parametrize("hidden", [2048, 4096, 8192])
 def test_fused_add_residual_is_torchs_sum_for_every_bit_pattern(
     dtype: torch.dtype, build: str, hidden: int
 ) -> None:

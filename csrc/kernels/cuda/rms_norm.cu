@@ -10,6 +10,10 @@
 // v8 shortened its per-row latency path (a tree sum, the mean by a
 // multiply-add) and built it twice: for at most one row per SM, and held to
 // its register budget for more rows; both give the same bits.
+// v18, "cluster" (sm_90+, at most one row per SM, single-pass blocks of 1024
+// threads, 512 or more for the fused add): the single-pass block of a row
+// split over a thread block cluster, each warp's sum sent to every block; the
+// same bits, up to 40% faster at 1-64 rows.
 //
 // v6, "two-pass" (forward rows too long for v7): one block per row, nothing
 // held across the reduction, the second pass re-reads the row from L2; ~30
@@ -516,14 +520,15 @@ __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int pa
 // in both.
 // Every launch plan of an op, dtype and hidden size adds in the same order, so
 // a row's result does not depend on how many rows are in the batch.
+// tid: the thread's place in the row (threadIdx.x, but for the cluster kernel).
 template <bool kPairs, typename A, typename VecT, int C, bool kFull>
-__device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec, int stride) {
+__device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec, int stride, int tid) {
   constexpr int V = sizeof(VecT::v) / sizeof(VecT::v[0]);
   constexpr int kLeaves = kPairs ? V / 2 : V;
   A part[C];
 #pragma unroll
   for (int c = 0; c < C; ++c) {
-    const bool in_row = kFull || static_cast<int>(threadIdx.x) + c * stride < nvec;
+    const bool in_row = kFull || tid + c * stride < nvec;
     A q[kLeaves];
 #pragma unroll
     for (int k = 0; k < kLeaves; ++k) {
@@ -753,7 +758,8 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
         }
       }
     }
-    A sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A, VecT, C, kFull>(xv, nvec, stride);
+    A sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A, VecT, C, kFull>(xv, nvec, stride,
+                                                                     static_cast<int>(threadIdx.x));
     if constexpr (kPrefetch) {
       // The row's loads are done (their values summed): its lines, which a
       // block further back prefetched as evict_last, go back to normal.
@@ -785,6 +791,149 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
     parity ^= 1;
   } while (row < rows);
 }
+
+// ---- few long rows: one row across a cluster of blocks (sm_90+) -----------
+// At a few rows the single-pass kernel runs one block per row on as many SMs,
+// and one SM moves the whole row (cluster_split has the numbers).
+// Here the row's block of the single-pass plan (its threads, C vectors each)
+// is split over the K blocks of a thread block cluster, each on its own SM:
+// block r holds threads [r T/K, (r+1) T/K) of it, so every thread loads and
+// sums the same vectors as in the single-pass kernel, and the warps' sums are
+// added in that kernel's order (its second level, block_sum_runtime_warps,
+// for the same warp count): a row gets the same bits in any launch plan.
+// Each warp sends its sum to every block of the cluster (st.async into the
+// block's shared memory, counted by its mbarrier), so no block reads another's
+// memory and none has to wait for the others before it exits. The cluster
+// barrier only orders the mbarriers' setup before the first send; its arrive
+// is issued before the loads, so the wait after them costs next to nothing.
+// (A release/acquire cluster barrier between the sums and their reads cost
+// 0.4-0.6 us a launch on an H100, the exchange here 0.2-0.3; NOTES.md v18.)
+// Every block loads its weight with its x: its threads are K times fewer than
+// the single-pass block's, so the float32 fused add at C = 4 has the registers.
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned cluster_blocks() {
+  unsigned n;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  return n;
+}
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// The cluster shape is part of the kernel (__cluster_dims__: a launch a little
+// faster than one that sets it at run time), for the archs that have clusters;
+// for the others the kernel is an empty stub the launch plan never picks.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define FUSEDOPS_CLUSTER_DIMS(k) __cluster_dims__(k, 1, 1)
+#else
+#define FUSEDOPS_CLUSTER_DIMS(k)
+#endif
+
+template <typename T, int C, bool kAdd, int K>
+__global__ void FUSEDOPS_CLUSTER_DIMS(K) __launch_bounds__(kSinglePassMaxThreads)
+    rms_norm_fwd_cluster_kernel(T* __restrict__ out, T* __restrict__ residual_out,
+                                const T* __restrict__ x, const T* __restrict__ residual,
+                                const T* __restrict__ weight, int hidden, int row_threads,
+                                float inv_hidden, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  static_assert(!std::is_same_v<T, double>, "float accumulation");
+  // Launched without its cluster the mbarrier would wait forever: fail instead.
+  if (cluster_blocks() != K) __trap();
+  constexpr int V = kVec16<T>;
+  using VecT = Vec<T, V>;
+  __shared__ float warp_sums[32];
+  __shared__ alignas(8) uint64_t received;  // mbarrier: every warp's sum has arrived
+  const int warps = row_threads >> 5;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(&received)));
+    asm volatile(
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(&received)),
+        "r"(warps * 4));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+  const unsigned rank = cluster_rank();
+  const int tid = static_cast<int>(rank * blockDim.x + threadIdx.x);
+  const int nvec = hidden / V;
+  const int64_t offset = static_cast<int64_t>(blockIdx.x / K) * hidden;
+  const VecT* xr = reinterpret_cast<const VecT*>(x + offset);
+  const VecT* w = reinterpret_cast<const VecT*>(weight);
+  VecT xv[C], rv[C], wv[C];
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int i = tid + c * row_threads;
+    if (i < nvec) {
+      xv[c] = xr[i];
+      if constexpr (kAdd) rv[c] = reinterpret_cast<const VecT*>(residual + offset)[i];
+      wv[c] = w[i];
+    }
+  }
+  if constexpr (kAdd) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int i = tid + c * row_threads;
+      if (i < nvec) {
+        add_rounded(xv[c], rv[c]);
+        reinterpret_cast<VecT*>(residual_out + offset)[i] = xv[c];
+      }
+    }
+  }
+  const float sum_sq = warp_sum(
+      sum_squares_tree</*kPairs=*/!kAdd, float, VecT, C, false>(xv, nvec, row_threads, tid));
+  const int lane = threadIdx.x & 31;
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");  // every mbarrier is set up
+  if (lane < K) {               // lane r sends this warp's sum to block r
+    const int slot = tid >> 5;  // the warp's place in the row's block
+    unsigned to, bar;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(to)
+                 : "r"(shared_address(&warp_sums[slot])), "r"(lane));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(bar)
+                 : "r"(shared_address(&received)), "r"(lane));
+    asm volatile(
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(to),
+        "r"(__float_as_uint(sum_sq)), "r"(bar)
+        : "memory");
+  }
+  unsigned arrived = 0;
+  while (!arrived) {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, "
+        "p; }"
+        : "=r"(arrived)
+        : "r"(shared_address(&received))
+        : "memory");
+  }
+  // The second level of block_sum_runtime_warps<true>: lane j holds warp j's
+  // sum (zero past the row's warps), log2(group) rounds.
+  const int group = 1 << (32 - __clz(warps - 1));
+  const int j = lane & (group - 1);
+  float t = j < warps ? warp_sums[j] : 0.0f;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    if (o < group) t += __shfl_xor_sync(0xffffffffu, t, o);
+  }
+  const float rstd = inv_rms(t, inv_hidden, eps);
+  VecT* outr = reinterpret_cast<VecT*>(out + offset);
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int i = tid + c * row_threads;
+    if (i < nvec) {
+      VecT o;
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        o.v[e] = Cast<T>::from(to_acc<float>(xv[c].v[e]) * rstd * to_acc<float>(wv[c].v[e]));
+      outr[i] = o;
+    }
+  }
+#endif
+}
+#undef FUSEDOPS_CLUSTER_DIMS
 
 // Most vectors per thread the single-pass kernel takes without spilling
 // (ptxas, sm_75 to sm_120): 4, but 2 for the fused add of 2- and 8-byte types
@@ -896,6 +1045,89 @@ void launch_with_warps(int threads, bool full, const Go& go) {
   go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf>);
 }
 
+// Blocks per row for the cluster kernel, 1 for the single-pass kernel.
+// Measured on an H100 at 1-64 rows (NOTES.md v18), against the single-pass
+// kernel: 1024-thread blocks were 10-40% faster split (bf16 fused add 1 x
+// 16384: 3.30 -> 2.12 us, float32 rms_norm 1 x 16384: 3.32 -> 2.55); the
+// fused add's 512-thread blocks 4-17% faster (bf16 1 x 8192: 2.42 -> 2.06),
+// but rms_norm's 1-3.5% slower at 1-4 and 64 rows (bf16 1 x 8192: 2.05 ->
+// 2.08) and 256-thread blocks up to 10% slower (bf16 rms_norm 1 x 4096: 1.80 ->
+// 1.94). So: the fused add from 512 threads, rms_norm at 1024 (544-992
+// unmeasured, left to the single-pass kernel). K: the largest of 4 and 2 whose
+// rows * K blocks fit on the SMs, and 8 for 1024-thread blocks of at most
+// sm_count / 16 rows (3-7% faster than 4 there; level or slower at 16 rows).
+// K divides the warps, and the device launches clusters (sm_90+).
+constexpr int kClusterMinThreadsAdd = 512;
+
+int cluster_split(int64_t rows, int threads, bool add, const DeviceLimits& device) {
+  const int min_threads = add ? kClusterMinThreadsAdd : kSinglePassMaxThreads;
+  if (device.cc_major < 9 || threads < min_threads) return 1;
+  const int warps = threads / 32;
+  if (threads == kSinglePassMaxThreads && rows * 16 <= device.sm_count) return 8;
+  for (const int k : {4, 2}) {
+    if (warps % k == 0 && rows * k <= device.sm_count) return k;
+  }
+  return 1;
+}
+
+// Whether a cluster of k blocks of the kernel can be resident at once on the
+// device (cudaOccupancyMaxActiveClusters), cached: on a full H100 it always
+// can, but a partitioned device (MIG, MPS) is asked rather than assumed.
+bool clusters_fit(const void* kernel, int block_threads, int k) {
+  static std::mutex mutex;
+  static std::map<std::tuple<const void*, int, int>, bool> cache;
+  const auto key = std::make_tuple(kernel, block_threads, current_device());
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  cudaLaunchConfig_t config{};  // no cluster attribute: the kernel's own dims apply
+  config.gridDim = dim3(static_cast<unsigned>(k));
+  config.blockDim = dim3(static_cast<unsigned>(block_threads));
+  int clusters = 0;
+  check_cuda(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config),
+             "cudaOccupancyMaxActiveClusters");
+  return cache.emplace(key, clusters > 0).first->second;
+}
+
+// Launches the cluster kernel for c = 2 or 4 vectors per thread and K blocks a
+// row; false (nothing launched) if its clusters do not fit the device.
+template <typename T, int K>
+bool launch_fwd_cluster_k(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
+                          int64_t rows, int hidden, int c, int threads, float inv_hidden, float eps,
+                          cudaStream_t stream) {
+  auto go = [&](auto kernel) {
+    if (!clusters_fit(reinterpret_cast<const void*>(kernel), threads / K, K)) return false;
+    kernel<<<static_cast<unsigned>(rows * K), threads / K, 0, stream>>>(
+        out, residual_out, x, residual, weight, hidden, threads, inv_hidden, eps);
+    return true;
+  };
+  if (residual != nullptr) {
+    if constexpr (single_pass_max_c<T>(true) == 4) {
+      if (c == 4) return go(rms_norm_fwd_cluster_kernel<T, 4, true, K>);
+    }
+    return go(rms_norm_fwd_cluster_kernel<T, 2, true, K>);
+  }
+  if (c == 2) return go(rms_norm_fwd_cluster_kernel<T, 2, false, K>);
+  return go(rms_norm_fwd_cluster_kernel<T, 4, false, K>);
+}
+
+template <typename T>
+bool launch_fwd_cluster(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
+                        int64_t rows, int hidden, int c, int threads, int k, float inv_hidden,
+                        float eps, cudaStream_t stream) {
+  switch (k) {
+    case 2:
+      return launch_fwd_cluster_k<T, 2>(out, residual_out, x, residual, weight, rows, hidden, c,
+                                        threads, inv_hidden, eps, stream);
+    case 4:
+      return launch_fwd_cluster_k<T, 4>(out, residual_out, x, residual, weight, rows, hidden, c,
+                                        threads, inv_hidden, eps, stream);
+    default:
+      return launch_fwd_cluster_k<T, 8>(out, residual_out, x, residual, weight, rows, hidden, c,
+                                        threads, inv_hidden, eps, stream);
+  }
+}
+
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
 // doubled while the row would need more than 1024 threads; the caller checked
 // single_pass_fits.
@@ -940,8 +1172,18 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
         return launch_with_warps<T, 4, false, kFew, kPf>(threads, full, go);
     }
   };
-  // At most one block per SM: the latency build (see single_pass_min_blocks).
-  if (rows <= device.sm_count) return pick(std::true_type{}, std::false_type{});
+  // At most one block per SM: the latency build (see single_pass_min_blocks),
+  // or its blocks split over clusters where that is faster.
+  if (rows <= device.sm_count) {
+    if constexpr (!std::is_same_v<T, double>) {  // c >= 2: blocks of 512 threads or more
+      const int k = cluster_split(rows, threads, residual != nullptr, device);
+      if (k > 1 && launch_fwd_cluster<T>(out, residual_out, x, residual, weight, rows, h, c,
+                                         threads, k, inv_h, e, stream)) {
+        return;
+      }
+    }
+    return pick(std::true_type{}, std::false_type{});
+  }
   if (prefetch.rows_below > 0) return pick(std::false_type{}, std::true_type{});
   return pick(std::false_type{}, std::false_type{});
 }
