@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
-from helpers import DEVICES, DTYPES, assert_close, randn, ref_silu_and_mul, strided_views
+from helpers import (
+    DEVICES,
+    DTYPES,
+    assert_close,
+    kernels_of,
+    randn,
+    ref_silu_and_mul,
+    strided_views,
+)
 
 import fusedops
 
@@ -128,3 +138,26 @@ def test_cuda_every_vector_width_band(dtype: torch.dtype, vectors: int) -> None:
     ref.backward(grad.double().cpu())
     assert_close(out, ref.detach(), dtype, equal_nan=True)
     assert_close(grad_x, xs.grad, dtype, grad=True, equal_nan=True)
+    # The results cannot show which width ran; the kernels' names can (V, the
+    # elements a vector, is their second template argument).
+    assert launched_widths(lambda: fusedops.silu_and_mul(x)) == [band_width(dtype, vectors, True)]
+    backward = launched_widths(lambda: torch.ops.fusedops.silu_and_mul_backward(grad, x))
+    assert backward == [band_width(dtype, vectors, False)]
+
+
+_SILU_KERNEL = re.compile(r"silu_and_mul_(?:full_sm_|bwd_)?kernel<[^,<>]+, (\d+),")
+
+
+def launched_widths(call) -> list[int]:
+    """V of each silu_and_mul kernel `call` launches, from torch.profiler's names."""
+    return [int(m.group(1)) for m in map(_SILU_KERNEL.search, kernels_of(call)) if m]
+
+
+def band_width(dtype: torch.dtype, vectors: int, forward: bool) -> int:
+    """Elements a vector for a launch of `vectors` 16-byte vectors (vector_width)."""
+    size = dtype.itemsize
+    narrow, mid, wide = 4 // size, 8 // size, 16 // size
+    if vectors <= 2048 or 8192 < vectors <= 16384:
+        return narrow
+    mid_max = 131072 if forward else (262144 if size == 4 else 65536)
+    return mid if vectors <= mid_max else wide
