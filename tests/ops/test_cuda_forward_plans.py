@@ -177,18 +177,15 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     ]
 
 
-# At most one block per SM, rows whose single-pass block has 1024 threads (the
-# fused add: 512 or more) run split over a thread block cluster on sm_90+
+# At most one block per SM, rows whose single-pass block has 640 threads or more
+# (the fused add: 512) run split over a thread block cluster on sm_90+
 # (rms_norm_fwd_cluster_kernel): K = 8 blocks a row for 1024-thread blocks up to
 # sm_count / 16 rows, else 4, then 2 while the rows' blocks fit on the SMs. On a
 # GPU of 132 SMs the rows below reach every K (1 and 8 rows: K = 8, or 4 below
 # 1024 threads; 9-33 rows: 4; 34-66 rows: 2; 67 rows: the single-pass kernel).
 CLUSTER = [
     (torch.bfloat16, 16384),  # C = 2, 32 warps
-    (
-        torch.bfloat16,
-        12000,
-    ),  # fused add C = 2, 24 warps, 36 slots past the row (rms_norm: single pass)
+    (torch.bfloat16, 12000),  # C = 2, 24 warps (a short second level), 36 slots past the row
     (torch.float16, 8192),  # fused add C = 2, 16 warps (rms_norm: single pass)
     (torch.float32, 5000),  # fused add C = 2, 20 warps, 30 slots past the row
     (torch.float32, 16384),  # C = 4, 32 warps (the single-pass fused add loads its weight late)
@@ -212,7 +209,7 @@ def forward_call(x: torch.Tensor, residual: torch.Tensor | None, w: torch.Tensor
 
 def expected_cluster_blocks(rows: int, threads: int, add: bool) -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    if threads < (512 if add else 1024):
+    if threads < (512 if add else 640):
         return 1
     if threads == 1024 and rows * 16 <= sms:
         return 8

@@ -10,8 +10,8 @@
 // v8 shortened its per-row latency path (a tree sum, the mean by a
 // multiply-add) and built it twice: for at most one row per SM, and held to
 // its register budget for more rows; both give the same bits.
-// v18, "cluster" (sm_90+, at most one row per SM, single-pass blocks of 1024
-// threads, 512 or more for the fused add): the single-pass block of a row
+// v18, "cluster" (sm_90+, at most one row per SM, single-pass blocks of 640
+// threads or more, 512 for the fused add): the single-pass block of a row
 // split over a thread block cluster, each warp's sum sent to every block; the
 // same bits, up to 40% faster at 1-64 rows.
 //
@@ -1049,18 +1049,21 @@ void launch_with_warps(int threads, bool full, const Go& go) {
 // Measured on an H100 at 1-64 rows (NOTES.md v18), against the single-pass
 // kernel: 1024-thread blocks were 10-40% faster split (bf16 fused add 1 x
 // 16384: 3.30 -> 2.12 us, float32 rms_norm 1 x 16384: 3.32 -> 2.55); the
-// fused add's 512-thread blocks 4-17% faster (bf16 1 x 8192: 2.42 -> 2.06),
-// but rms_norm's 1-3.5% slower at 1-4 and 64 rows (bf16 1 x 8192: 2.05 ->
-// 2.08) and 256-thread blocks up to 10% slower (bf16 rms_norm 1 x 4096: 1.80 ->
-// 1.94). So: the fused add from 512 threads, rms_norm at 1024 (544-992
-// unmeasured, left to the single-pass kernel). K: the largest of 4 and 2 whose
-// rows * K blocks fit on the SMs, and 8 for 1024-thread blocks of at most
+// fused add's 512-thread blocks 4-17% faster (bf16 1 x 8192: 2.42 -> 2.06);
+// rms_norm's 640- and 768-thread blocks 3-18% (bf16 1 x 12288: 2.49 -> 2.09),
+// but its 512- and 576-thread ones from 3.4% slower to 7% faster (float32
+// 1 x 9216: 2.56 -> 2.64; bf16 1 x 8192: 2.04 -> 2.06) and 256-thread blocks
+// up to 20% slower (float32 1 x 4096: 1.95 -> 2.33). So: the fused add from
+// 512 threads, rms_norm from 640 (704-992 threads, where only K = 2 divides
+// some warp counts, unmeasured). K: the largest of 4 and 2 whose rows * K
+// blocks fit on the SMs, and 8 for 1024-thread blocks of at most
 // sm_count / 16 rows (3-7% faster than 4 there; level or slower at 16 rows).
 // K divides the warps, and the device launches clusters (sm_90+).
 constexpr int kClusterMinThreadsAdd = 512;
+constexpr int kClusterMinThreadsNorm = 640;
 
 int cluster_split(int64_t rows, int threads, bool add, const DeviceLimits& device) {
-  const int min_threads = add ? kClusterMinThreadsAdd : kSinglePassMaxThreads;
+  const int min_threads = add ? kClusterMinThreadsAdd : kClusterMinThreadsNorm;
   if (device.cc_major < 9 || threads < min_threads) return 1;
   const int warps = threads / 32;
   if (threads == kSinglePassMaxThreads && rows * 16 <= device.sm_count) return 8;
