@@ -10,7 +10,9 @@ one for more rows (occupancy); both must give the same bits. float32 rows of
 2 or 4 vectors a thread that fill a block of 8, 16 or 32 warps exactly
 (power-of-two hidden 2048-16384) take a build without bounds checks; every
 other row keeps them. Batches of more rows than the L2 holds take builds that
-prefetch rows ahead into the L2; they too must give the same bits.
+prefetch rows ahead into the L2; they too must give the same bits. On sm_90+
+a few long rows run split over a thread block cluster (CLUSTER below), with the
+same bits again.
 """
 
 from __future__ import annotations
@@ -88,8 +90,9 @@ SAME_BITS = [
 
 @pytest.mark.parametrize(("dtype", "hidden"), SAME_BITS, ids=str)
 def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) -> None:
-    """One row alone (the latency build) and inside a batch of more rows than the GPU
-    has SMs (the occupancy build) must give bit-identical outputs."""
+    """One row alone (the latency build, or on sm_90+ the cluster kernel for long rows)
+    and inside a batch of more rows than the GPU has SMs (the occupancy build) must
+    give bit-identical outputs."""
     rows = more_rows_than_sms() + 4
     x = randn(rows, hidden, dtype=dtype, device="cuda")
     r = randn(rows, hidden, dtype=dtype, device="cuda", seed=2)
@@ -177,14 +180,17 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     ]
 
 
-# At most one block per SM, rows whose single-pass block has 640 threads or more
-# (the fused add: 512) run split over a thread block cluster on sm_90+
-# (rms_norm_fwd_cluster_kernel): K = 8 blocks a row for 1024-thread blocks up to
-# sm_count / 16 rows, else 4, then 2 while the rows' blocks fit on the SMs. On a
-# GPU of 132 SMs the rows below reach every K (1 and 8 rows: K = 8, or 4 below
-# 1024 threads; 9-33 rows: 4; 34-66 rows: 2; 67 rows: the single-pass kernel).
+# A few rows whose single-pass block has 512 threads or more (the fused add) or
+# 640 and a warp count 4 divides (rms_norm) run split over a thread block cluster
+# on sm_90+ (rms_norm_fwd_cluster_kernel): K = 8 blocks a row for the 1024-thread
+# blocks of the fused add and float32 rms_norm up to sm_count / 16 rows, else 4,
+# then 2 while the rows' blocks fit on the SMs. On a GPU of 132 SMs the rows
+# below reach every K (1 and 8 rows: K = 8 or 4; 9-33 rows: 4; 34-66 rows: 2;
+# 67 rows: the single-pass kernel). The expected K ignores clusters_fit: on a
+# device where a cluster cannot be resident (partitioned) this test fails.
 CLUSTER = [
     (torch.bfloat16, 16384),  # C = 2, 32 warps
+    (torch.bfloat16, 32768),  # rms_norm C = 4, 32 warps (the fused add takes two-pass)
     (torch.bfloat16, 12000),  # C = 2, 24 warps (a short second level), 36 slots past the row
     (torch.float16, 8192),  # fused add C = 2, 16 warps (rms_norm: single pass)
     (torch.float32, 5000),  # fused add C = 2, 20 warps, 30 slots past the row
@@ -207,18 +213,23 @@ def forward_call(x: torch.Tensor, residual: torch.Tensor | None, w: torch.Tensor
     return lambda: fusedops.fused_add_rms_norm(x, residual, w, EPS)
 
 
-def expected_cluster_blocks(rows: int, threads: int, add: bool) -> int:
+def expected_cluster_blocks(rows: int, threads: int, add: bool, dtype: torch.dtype) -> int:
+    """cluster_split's K (1: the single-pass kernel, or none for threads = 0)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    if threads < (512 if add else 640):
+    warps = threads // 32
+    if threads < (512 if add else 640) or (not add and warps % 4):
         return 1
-    if threads == 1024 and rows * 16 <= sms:
+    if threads == 1024 and (add or dtype == torch.float32) and rows * 16 <= sms:
         return 8
-    return next((k for k in (4, 2) if (threads // 32) % k == 0 and rows * k <= sms), 1)
+    return next((k for k in (4, 2) if warps % k == 0 and rows * k <= sms), 1)
 
 
 def single_pass_threads(dtype: torch.dtype, hidden: int, add: bool) -> int:
-    """The single-pass kernel's block size for a row (launch_fwd_single_pass)."""
+    """The single-pass kernel's block size for a row (launch_fwd_single_pass), 0 for
+    rows too long for it."""
     nvec = hidden * dtype.itemsize // 16
+    if nvec > (2 if add and dtype.itemsize != 4 else 4) * 1024:
+        return 0
     c = 1 if nvec <= 256 else 2
     if dtype == torch.float32 and not add and nvec >= 1024:
         c = 4
@@ -250,7 +261,7 @@ def test_few_rows_split_over_a_cluster_get_the_same_bits(dtype: torch.dtype, hid
         torch.testing.assert_close(res, batch_res[:rows], rtol=0, atol=0)
         torch.testing.assert_close(out, batch_out[:rows], rtol=0, atol=0)
         for add in (False, True):
-            k = expected_cluster_blocks(rows, single_pass_threads(dtype, hidden, add), add)
+            k = expected_cluster_blocks(rows, single_pass_threads(dtype, hidden, add), add, dtype)
             launched = cluster_blocks(forward_call(x[:rows], r[:rows] if add else None, w))
             assert launched == ([k] if k > 1 else []), (rows, add)
     assert_close(batch, ref_rms_norm(x, w, EPS), dtype)

@@ -10,8 +10,8 @@
 // v8 shortened its per-row latency path (a tree sum, the mean by a
 // multiply-add) and built it twice: for at most one row per SM, and held to
 // its register budget for more rows; both give the same bits.
-// v18, "cluster" (sm_90+, at most one row per SM, single-pass blocks of 640
-// threads or more, 512 for the fused add): the single-pass block of a row
+// v18, "cluster" (sm_90+, a few rows, single-pass blocks of 640 threads or
+// more, 512 for the fused add): the single-pass block of a row
 // split over a thread block cluster, each warp's sum sent to every block; the
 // same bits, up to 40% faster at 1-64 rows.
 //
@@ -807,9 +807,9 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
 // barrier only orders the mbarriers' setup before the first send; its arrive
 // is issued before the loads, so the wait after them costs next to nothing.
 // (A release/acquire cluster barrier between the sums and their reads cost
-// 0.4-0.6 us a launch on an H100, the exchange here 0.2-0.3; NOTES.md v18.)
-// Every block loads its weight with its x: its threads are K times fewer than
-// the single-pass block's, so the float32 fused add at C = 4 has the registers.
+// 0.4-0.8 us a launch on an H100, the exchange here 0.24-0.37; NOTES.md v18.)
+// Every block loads its weight with its x (unlike the single-pass float32 fused
+// add at C = 4): this kernel is smaller, and it fits the same 64 registers.
 __device__ __forceinline__ unsigned cluster_rank() {
   unsigned r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
@@ -826,7 +826,9 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
 
 // The cluster shape is part of the kernel (__cluster_dims__: a launch a little
 // faster than one that sets it at run time), for the archs that have clusters;
-// for the others the kernel is an empty stub the launch plan never picks.
+// for the others the kernel is a stub that traps. A build without sm_90+ code
+// (say 8.0+PTX on an H100) runs that stub on an sm_90+ GPU: clusters_fit
+// checks the loaded kernel's cluster width, so the plan never launches it.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define FUSEDOPS_CLUSTER_DIMS(k) __cluster_dims__(k, 1, 1)
 #else
@@ -834,7 +836,10 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
 #endif
 
 template <typename T, int C, bool kAdd, int K>
-__global__ void FUSEDOPS_CLUSTER_DIMS(K) __launch_bounds__(kSinglePassMaxThreads)
+// At most 512 threads a block (K >= 2), one block an SM: the register cap is
+// ptxas's to choose up to 128 (without the minimum, sm_100 held the bf16 C = 2
+// kernel to 32 registers and spilled).
+__global__ void FUSEDOPS_CLUSTER_DIMS(K) __launch_bounds__(kSinglePassMaxThreads / 2, 1)
     rms_norm_fwd_cluster_kernel(T* __restrict__ out, T* __restrict__ residual_out,
                                 const T* __restrict__ x, const T* __restrict__ residual,
                                 const T* __restrict__ weight, int hidden, int row_threads,
@@ -931,6 +936,8 @@ __global__ void FUSEDOPS_CLUSTER_DIMS(K) __launch_bounds__(kSinglePassMaxThreads
       outr[i] = o;
     }
   }
+#else
+  __trap();
 #endif
 }
 #undef FUSEDOPS_CLUSTER_DIMS
@@ -1047,48 +1054,57 @@ void launch_with_warps(int threads, bool full, const Go& go) {
 
 // Blocks per row for the cluster kernel, 1 for the single-pass kernel.
 // Measured on an H100 at 1-64 rows (NOTES.md v18), against the single-pass
-// kernel: 1024-thread blocks were 10-40% faster split (bf16 fused add 1 x
+// kernel: 1024-thread blocks were 8-39% faster split (bf16 fused add 1 x
 // 16384: 3.30 -> 2.12 us, float32 rms_norm 1 x 16384: 3.32 -> 2.55); the
-// fused add's 512-thread blocks 4-17% faster (bf16 1 x 8192: 2.42 -> 2.06);
+// fused add's 512-thread blocks 1-17% faster (bf16 1 x 8192: 2.42 -> 2.06);
 // rms_norm's 640- and 768-thread blocks 3-18% (bf16 1 x 12288: 2.49 -> 2.09),
 // but its 512- and 576-thread ones from 3.4% slower to 7% faster (float32
-// 1 x 9216: 2.56 -> 2.64; bf16 1 x 8192: 2.04 -> 2.06) and 256-thread blocks
-// up to 20% slower (float32 1 x 4096: 1.95 -> 2.33). So: the fused add from
-// 512 threads, rms_norm from 640 (704-992 threads, where only K = 2 divides
-// some warp counts, unmeasured). K: the largest of 4 and 2 whose rows * K
-// blocks fit on the SMs, and 8 for 1024-thread blocks of at most
-// sm_count / 16 rows (3-7% faster than 4 there; level or slower at 16 rows).
-// K divides the warps, and the device launches clusters (sm_90+).
+// 1 x 9216, K = 2: 2.56 -> 2.64; bf16 1 x 8192: 2.04 -> 2.06) and 256-thread
+// blocks up to 20% slower (float32 1 x 4096: 1.95 -> 2.33). So: the fused add
+// from 512 threads; rms_norm from 640 and only with a warp count 4 divides
+// (K = 2 alone, as at 576, lost in float32; 704, 832 and 960 unmeasured).
+// K: the largest of 4 and 2 whose rows * K blocks fit on the SMs, but 8 up to
+// sm_count / 16 rows for the 1024-thread blocks of the fused add (4-7% faster
+// than 4) and float32 rms_norm (1-2.7%); 16-bit rms_norm was 0.2-2.7% slower
+// with 8 than with 4. K divides the warps, and the device launches clusters
+// (sm_90+).
 constexpr int kClusterMinThreadsAdd = 512;
 constexpr int kClusterMinThreadsNorm = 640;
 
+template <typename T>
 int cluster_split(int64_t rows, int threads, bool add, const DeviceLimits& device) {
   const int min_threads = add ? kClusterMinThreadsAdd : kClusterMinThreadsNorm;
   if (device.cc_major < 9 || threads < min_threads) return 1;
   const int warps = threads / 32;
-  if (threads == kSinglePassMaxThreads && rows * 16 <= device.sm_count) return 8;
+  if (!add && warps % 4 != 0) return 1;
+  const bool eight = threads == kSinglePassMaxThreads && (add || sizeof(T) == 4);
+  if (eight && rows * 16 <= device.sm_count) return 8;
   for (const int k : {4, 2}) {
     if (warps % k == 0 && rows * k <= device.sm_count) return k;
   }
   return 1;
 }
 
-// Whether a cluster of k blocks of the kernel can be resident at once on the
-// device (cudaOccupancyMaxActiveClusters), cached: on a full H100 it always
-// can, but a partitioned device (MIG, MPS) is asked rather than assumed.
+// Whether the kernel, as the driver loaded it, is a cluster kernel of k blocks
+// (a build without sm_90+ code runs its trapping stub, with no cluster dims)
+// and k such blocks can be resident at once (cudaOccupancyMaxActiveClusters:
+// on a full H100 they always can; a partitioned device is asked, not assumed).
+// Cached per thread, as current_limits is: every few-row forward asks.
 bool clusters_fit(const void* kernel, int block_threads, int k) {
-  static std::mutex mutex;
-  static std::map<std::tuple<const void*, int, int>, bool> cache;
+  thread_local std::map<std::tuple<const void*, int, int>, bool> cache;
   const auto key = std::make_tuple(kernel, block_threads, current_device());
-  std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  cudaLaunchConfig_t config{};  // no cluster attribute: the kernel's own dims apply
-  config.gridDim = dim3(static_cast<unsigned>(k));
-  config.blockDim = dim3(static_cast<unsigned>(block_threads));
+  cudaFuncAttributes attr{};
+  check_cuda(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes");
   int clusters = 0;
-  check_cuda(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config),
-             "cudaOccupancyMaxActiveClusters");
+  if (attr.requiredClusterWidth == k) {
+    cudaLaunchConfig_t config{};  // no cluster attribute: the kernel's own dims apply
+    config.gridDim = dim3(static_cast<unsigned>(k));
+    config.blockDim = dim3(static_cast<unsigned>(block_threads));
+    check_cuda(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config),
+               "cudaOccupancyMaxActiveClusters");
+  }
   return cache.emplace(key, clusters > 0).first->second;
 }
 
@@ -1110,7 +1126,12 @@ bool launch_fwd_cluster_k(T* out, T* residual_out, const T* x, const T* residual
     }
     return go(rms_norm_fwd_cluster_kernel<T, 2, true, K>);
   }
-  if (c == 2) return go(rms_norm_fwd_cluster_kernel<T, 2, false, K>);
+  if (c == 2) {
+    // float32 rms_norm takes C = 2 only below 1024 vectors, at most 512
+    // threads, which cluster_split never splits: no such kernel is built.
+    if constexpr (sizeof(T) == 2) return go(rms_norm_fwd_cluster_kernel<T, 2, false, K>);
+    return false;
+  }
   return go(rms_norm_fwd_cluster_kernel<T, 4, false, K>);
 }
 
@@ -1125,9 +1146,11 @@ bool launch_fwd_cluster(T* out, T* residual_out, const T* x, const T* residual, 
     case 4:
       return launch_fwd_cluster_k<T, 4>(out, residual_out, x, residual, weight, rows, hidden, c,
                                         threads, inv_hidden, eps, stream);
-    default:
+    case 8:
       return launch_fwd_cluster_k<T, 8>(out, residual_out, x, residual, weight, rows, hidden, c,
                                         threads, inv_hidden, eps, stream);
+    default:
+      return false;  // cluster_split gives 2, 4 or 8
   }
 }
 
@@ -1178,8 +1201,8 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
   // At most one block per SM: the latency build (see single_pass_min_blocks),
   // or its blocks split over clusters where that is faster.
   if (rows <= device.sm_count) {
-    if constexpr (!std::is_same_v<T, double>) {  // c >= 2: blocks of 512 threads or more
-      const int k = cluster_split(rows, threads, residual != nullptr, device);
+    if constexpr (!std::is_same_v<T, double>) {  // double: no float accumulation
+      const int k = cluster_split<T>(rows, threads, residual != nullptr, device);
       if (k > 1 && launch_fwd_cluster<T>(out, residual_out, x, residual, weight, rows, h, c,
                                          threads, k, inv_h, e, stream)) {
         return;
