@@ -18,10 +18,12 @@ same bits again.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import pytest
 import torch
 from helpers import assert_close, kernels_of, randn, ref_rms_norm, rounding_addends
+from torch import Tensor
 
 import fusedops
 
@@ -49,14 +51,35 @@ def more_rows_than_sms() -> int:
     return torch.cuda.get_device_properties(0).multi_processor_count + 1
 
 
+def norm_inputs(rows: int, hidden: int, dtype: torch.dtype) -> tuple[Tensor, Tensor, Tensor]:
+    """x, the residual and the weight of a forward test: the same values in every test."""
+    x = randn(rows, hidden, dtype=dtype, device="cuda")
+    r = randn(rows, hidden, dtype=dtype, device="cuda", seed=2)
+    w = randn(hidden, dtype=dtype, device="cuda", seed=1)
+    return x, r, w
+
+
+def forwards(x: Tensor, r: Tensor, w: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Both forward ops on the same rows: rms_norm's output, then the fused add's
+    output and residual sum."""
+    return (fusedops.rms_norm(x, w, EPS), *fusedops.fused_add_rms_norm(x, r, w, EPS))
+
+
+def assert_same_bits(got: Sequence[Tensor], want: Sequence[Tensor]) -> None:
+    """Each output of `forwards` bit for bit equal to the other run's."""
+    assert len(got) == len(want)
+    for name, g, e in zip(
+        ("rms_norm", "fused add out", "fused add residual"), got, want, strict=True
+    ):
+        torch.testing.assert_close(g, e, rtol=0, atol=0, msg=lambda m, name=name: f"{name}: {m}")
+
+
 @pytest.mark.parametrize(("dtype", "hidden"), CASES, ids=str)
 @pytest.mark.parametrize("rows", [1, 3, "more-than-SMs"])
 def test_forward_at_plan_edges(dtype: torch.dtype, hidden: int, rows: int | str) -> None:
     if rows == "more-than-SMs":
         rows = more_rows_than_sms()
-    x = randn(rows, hidden, dtype=dtype, device="cuda")
-    r = randn(rows, hidden, dtype=dtype, device="cuda", seed=2)
-    w = randn(hidden, dtype=dtype, device="cuda", seed=1)
+    x, r, w = norm_inputs(rows, hidden, dtype)
     # Poison the memory the outputs will be allocated from: an element the
     # kernel does not write stays NaN and fails the comparison.
     poison = torch.full((3 * rows * hidden,), float("nan"), dtype=dtype, device="cuda")
@@ -94,17 +117,11 @@ def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) 
     and inside a batch of more rows than the GPU has SMs (the occupancy build) must
     give bit-identical outputs."""
     rows = more_rows_than_sms() + 4
-    x = randn(rows, hidden, dtype=dtype, device="cuda")
-    r = randn(rows, hidden, dtype=dtype, device="cuda", seed=2)
-    w = randn(hidden, dtype=dtype, device="cuda", seed=1)
-    batch = fusedops.rms_norm(x, w, EPS)
-    batch_out, batch_res = fusedops.fused_add_rms_norm(x, r, w, EPS)
+    x, r, w = norm_inputs(rows, hidden, dtype)
+    batch = forwards(x, r, w)
     for k in (0, rows // 2, rows - 1):
-        alone = fusedops.rms_norm(x[k : k + 1], w, EPS)
-        torch.testing.assert_close(alone[0], batch[k], rtol=0, atol=0)
-        out, res = fusedops.fused_add_rms_norm(x[k : k + 1], r[k : k + 1], w, EPS)
-        torch.testing.assert_close(res[0], batch_res[k], rtol=0, atol=0)
-        torch.testing.assert_close(out[0], batch_out[k], rtol=0, atol=0)
+        one = slice(k, k + 1)
+        assert_same_bits(forwards(x[one], r[one], w), [b[one] for b in batch])
 
 
 # Batches whose rows are more than the L2 holds take the prefetching builds of
@@ -149,21 +166,12 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     row_bytes = hidden * dtype.itemsize
     rows = 2 * props.L2_cache_size // row_bytes + 3
-    x = randn(rows, hidden, dtype=dtype, device="cuda")
-    r = randn(rows, hidden, dtype=dtype, device="cuda", seed=2)
-    w = randn(hidden, dtype=dtype, device="cuda", seed=1)
-    batch = fusedops.rms_norm(x, w, EPS)
-    batch_out, batch_res = fusedops.fused_add_rms_norm(x, r, w, EPS)
+    x, r, w = norm_inputs(rows, hidden, dtype)
+    batch = forwards(x, r, w)
     chunk = props.multi_processor_count
-    alone = torch.cat([fusedops.rms_norm(x[k : k + chunk], w, EPS) for k in range(0, rows, chunk)])
-    pairs = [
-        fusedops.fused_add_rms_norm(x[k : k + chunk], r[k : k + chunk], w, EPS)
-        for k in range(0, rows, chunk)
-    ]
-    torch.testing.assert_close(batch, alone, rtol=0, atol=0)
-    torch.testing.assert_close(batch_out, torch.cat([o for o, _ in pairs]), rtol=0, atol=0)
-    torch.testing.assert_close(batch_res, torch.cat([s for _, s in pairs]), rtol=0, atol=0)
-    assert_close(batch, ref_rms_norm(x, w, EPS), dtype)
+    chunks = [forwards(x[k : k + chunk], r[k : k + chunk], w) for k in range(0, rows, chunk)]
+    assert_same_bits([torch.cat(parts) for parts in zip(*chunks, strict=True)], batch)
+    assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
 
     # A prefetch cannot change a result, so the bits alone do not show that the
     # prefetching builds ran: the kernel names do. The 16-bit rms_norm at a
@@ -246,25 +254,16 @@ def test_few_rows_split_over_a_cluster_get_the_same_bits(dtype: torch.dtype, hid
     cluster kernel ran with the K the plan gives (the bits alone cannot show it)."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread block clusters need sm_90 or newer")
-    batch_rows = more_rows_than_sms() + 4
-    x = randn(batch_rows, hidden, dtype=dtype, device="cuda")
-    r = randn(batch_rows, hidden, dtype=dtype, device="cuda", seed=2)
-    w = randn(hidden, dtype=dtype, device="cuda", seed=1)
-    batch = fusedops.rms_norm(x, w, EPS)
-    batch_out, batch_res = fusedops.fused_add_rms_norm(x, r, w, EPS)
+    x, r, w = norm_inputs(more_rows_than_sms() + 4, hidden, dtype)
+    batch = forwards(x, r, w)
     assert cluster_blocks(lambda: fusedops.rms_norm(x, w, EPS)) == []
     for rows in (1, 8, 9, 33, 34, 66, 67):
-        torch.testing.assert_close(
-            fusedops.rms_norm(x[:rows], w, EPS), batch[:rows], rtol=0, atol=0
-        )
-        out, res = fusedops.fused_add_rms_norm(x[:rows], r[:rows], w, EPS)
-        torch.testing.assert_close(res, batch_res[:rows], rtol=0, atol=0)
-        torch.testing.assert_close(out, batch_out[:rows], rtol=0, atol=0)
+        assert_same_bits(forwards(x[:rows], r[:rows], w), [b[:rows] for b in batch])
         for add in (False, True):
             k = expected_cluster_blocks(rows, single_pass_threads(dtype, hidden, add), add, dtype)
             launched = cluster_blocks(forward_call(x[:rows], r[:rows] if add else None, w))
             assert launched == ([k] if k > 1 else []), (rows, add)
-    assert_close(batch, ref_rms_norm(x, w, EPS), dtype)
+    assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)

@@ -222,6 +222,16 @@ StagedPlan plan_staged(const void* kernel, int threads, int64_t stage_bytes, int
 int64_t row_grid(int64_t rows) { return std::min<int64_t>(rows, int64_t{1} << 30); }
 
 // ---- forward ---------------------------------------------------------------
+// One output vector: x * rstd * w per element, in the accumulation type A, rounded
+// once to T. Every forward kernel stores through this, so they round alike.
+template <typename A, typename T, int V>
+__device__ __forceinline__ Vec<T, V> normed(const Vec<T, V>& x, A rstd, const Vec<T, V>& w) {
+  Vec<T, V> o;
+#pragma unroll
+  for (int k = 0; k < V; ++k) o.v[k] = Cast<T>::from(to_acc<A>(x.v[k]) * rstd * to_acc<A>(w.v[k]));
+  return o;
+}
+
 // Loads of one row for thread threadIdx.x: its C vectors of x (and residual).
 template <typename VecT, int C>
 __device__ __forceinline__ void load_row(VecT (&xv)[C], VecT (&rv)[C], const VecT* xr,
@@ -285,13 +295,8 @@ __global__ void __launch_bounds__(kFwdMaxThreads)
     for (int c = 0; c < C; ++c) {
       const int64_t i = threadIdx.x + static_cast<int64_t>(c) * blockDim.x;
       if (i < nvec) {
-        const VecT wv = w[i];
-        VecT o;
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          o.v[k] = Cast<T>::from(to_acc<A>(xc[c].v[k]) * rstd * to_acc<A>(wv.v[k]));
-        }
-        outr[i] = o;
+        const VecT wv = w[i];  // a local, as before: passing w[i] on reorders the V = 1 SASS
+        outr[i] = normed(xc[c], rstd, wv);
       }
     }
   }
@@ -373,11 +378,7 @@ __global__ void __launch_bounds__(512)
       for (int u = 0; u < U; ++u) {
         const int64_t i = base + static_cast<int64_t>(u) * blockDim.x;
         if (i < nvec) {
-          VecT o;
-#pragma unroll
-          for (int k = 0; k < V; ++k)
-            o.v[k] = Cast<T>::from(to_acc<A>(v[u].v[k]) * rstd * to_acc<A>(wv[u].v[k]));
-          outr[i] = o;
+          outr[i] = normed(v[u], rstd, wv[u]);
         }
       }
     }
@@ -780,11 +781,7 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
         } else {
           wv[c] = w[i];
         }
-        VecT o;
-#pragma unroll
-        for (int k = 0; k < V; ++k)
-          o.v[k] = Cast<T>::from(to_acc<A>(xv[c].v[k]) * rstd * to_acc<A>(wv[c].v[k]));
-        outr[i] = o;
+        outr[i] = normed(xv[c], rstd, wv[c]);
       }
     }
     row += gridDim.x;
@@ -929,11 +926,7 @@ __global__ void FUSEDOPS_CLUSTER_DIMS(K) __launch_bounds__(kSinglePassMaxThreads
   for (int c = 0; c < C; ++c) {
     const int i = tid + c * row_threads;
     if (i < nvec) {
-      VecT o;
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        o.v[e] = Cast<T>::from(to_acc<float>(xv[c].v[e]) * rstd * to_acc<float>(wv[c].v[e]));
-      outr[i] = o;
+      outr[i] = normed(xv[c], rstd, wv[c]);
     }
   }
 #else
