@@ -984,17 +984,25 @@ constexpr bool warps_reachable(int warps) {
 //   not measured, so it keeps the checked kernel. kFull with a runtime count is
 //   not built: it spilled 16 bytes on sm_100 (fused add, C = 4) and no such
 //   block was measured.
-// - 16-bit kernels are not built with kFull: their C = 2 and C = 4 kernels
-//   spilled 48-64 bytes at the register caps of their occupancy builds
-//   (cuobjdump, sm_90) and ran up to 2.2x slower at 1024 rows (H100, v11).
+// - 16-bit kernels are built with kFull only in the latency build (one
+//   block an SM, not held to 32 registers), and only where that measured
+//   faster (H100, NOTES.md v19): the fused add at C = 2 with 16 or 32 warps
+//   and rms_norm at C = 2 with 32, 1.8-4.4% faster at 128 rows of hidden
+//   8192-16384. At fewer rows an sm_90+ GPU runs those blocks as clusters;
+//   other archs there are unmeasured. Everywhere else at 1-128 rows the
+//   unchecked latency build was slower, by up to 12.5% (bf16 rms_norm 2 x
+//   8192); C = 4 spilled at 1024 threads; and the occupancy builds spilled
+//   48-64 bytes at their register caps and ran up to 2.2x slower at 1024
+//   rows (v11).
 // Everything else (double, other warp counts, float32 rows with threads past
 // the row or at C = 1) reads blockDim and checks bounds.
-template <typename T, int C, bool kAdd, bool kFull>
+template <typename T, int C, bool kAdd, bool kFull, bool kFewRows>
 constexpr bool fixed_warps_built(int warps) {
   if (!warps_reachable<T, C, kAdd>(warps)) return false;
   if (sizeof(T) == 4) return kFull && C >= 2;
-  const bool pays = !(kAdd && C == 2 && (warps == 8 || warps == 16));
-  return sizeof(T) == 2 && !kFull && pays;
+  if (sizeof(T) != 2) return false;
+  if (kFull) return kFewRows && C == 2 && warps >= (kAdd ? 16 : 32);
+  return !(kAdd && C == 2 && (warps == 8 || warps == 16));
 }
 
 // If the block has kWarps warps: launches the kFull build when the row fills
@@ -1002,13 +1010,13 @@ constexpr bool fixed_warps_built(int warps) {
 template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, int kWarps, typename Go>
 bool launch_fixed_warps(int threads, bool full, const Go& go) {
   if (threads != kWarps * 32) return false;
-  if constexpr (fixed_warps_built<T, C, kAdd, true>(kWarps)) {
+  if constexpr (fixed_warps_built<T, C, kAdd, true, kFewRows>(kWarps)) {
     if (full) {
       go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true, kPrefetch>);
       return true;
     }
   }
-  if constexpr (fixed_warps_built<T, C, kAdd, false>(kWarps)) {
+  if constexpr (fixed_warps_built<T, C, kAdd, false, kFewRows>(kWarps)) {
     go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false, kPrefetch>);
     return true;
   }
