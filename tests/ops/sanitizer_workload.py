@@ -52,6 +52,10 @@ def main() -> None:
             # kernel on sm_90+ (8 blocks a row at 2 rows; 2 at 40 rows on 132 SMs).
             (2, 16384),
             (40, 16384),
+            # 100 rows: the latency build, too many rows for a cluster on 132 SMs;
+            # 16-bit 8192 (fused add) and 16384 take its unchecked kernels.
+            (100, 8192),
+            (100, 16384),
             (3, 40000),
             (1, 65536),
             # More rows than any GPU has SMs: the forward's occupancy build

@@ -8,8 +8,10 @@ kernel. Hidden sizes below are in elements; a bf16/fp16 vector holds 8, fp32 4.
 The single-pass kernel has a build for at most one row per SM (latency) and
 one for more rows (occupancy); both must give the same bits. float32 rows of
 2 or 4 vectors a thread that fill a block of 8, 16 or 32 warps exactly
-(power-of-two hidden 2048-16384) take a build without bounds checks; every
-other row keeps them. Batches of more rows than the L2 holds take builds that
+(power-of-two hidden 2048-16384) take a build without bounds checks, and so
+do 16-bit rows that fill a block of 2 vectors a thread in the latency build
+for the fused add at 16 or 32 warps and rms_norm at 32; every other row keeps
+them. Batches of more rows than the L2 holds take builds that
 prefetch rows ahead into the L2; they too must give the same bits. On sm_90+
 a few long rows run split over a thread block cluster (CLUSTER below), with the
 same bits again.
@@ -65,13 +67,19 @@ def forwards(x: Tensor, r: Tensor, w: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return (fusedops.rms_norm(x, w, EPS), *fusedops.fused_add_rms_norm(x, r, w, EPS))
 
 
-def assert_same_bits(got: Sequence[Tensor], want: Sequence[Tensor]) -> None:
-    """Each output of `forwards` bit for bit equal to the other run's."""
+BITS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def assert_same_bits(got: Sequence[Tensor], want: Sequence[Tensor], where: str) -> None:
+    """Each output of `forwards` bit for bit equal to the other run's, compared as
+    integers (assert_close alone would take -0 for +0); `where` names the rows."""
     assert len(got) == len(want)
-    for name, g, e in zip(
-        ("rms_norm", "fused add out", "fused add residual"), got, want, strict=True
-    ):
-        torch.testing.assert_close(g, e, rtol=0, atol=0, msg=lambda m, name=name: f"{name}: {m}")
+    names = ("rms_norm", "fused add out", "fused add residual")
+    for name, g, e in zip(names, got, want, strict=True):
+        bits = BITS[g.element_size()]
+        torch.testing.assert_close(
+            g.view(bits), e.view(bits), rtol=0, atol=0, msg=lambda m, n=name: f"{n}, {where}: {m}"
+        )
 
 
 @pytest.mark.parametrize(("dtype", "hidden"), CASES, ids=str)
@@ -121,7 +129,7 @@ def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) 
     batch = forwards(x, r, w)
     for k in (0, rows // 2, rows - 1):
         one = slice(k, k + 1)
-        assert_same_bits(forwards(x[one], r[one], w), [b[one] for b in batch])
+        assert_same_bits(forwards(x[one], r[one], w), [b[one] for b in batch], f"row {k} alone")
 
 
 # Batches whose rows are more than the L2 holds take the prefetching builds of
@@ -170,7 +178,9 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     batch = forwards(x, r, w)
     chunk = props.multi_processor_count
     chunks = [forwards(x[k : k + chunk], r[k : k + chunk], w) for k in range(0, rows, chunk)]
-    assert_same_bits([torch.cat(parts) for parts in zip(*chunks, strict=True)], batch)
+    assert_same_bits(
+        [torch.cat(parts) for parts in zip(*chunks, strict=True)], batch, f"{chunk}-row chunks"
+    )
     assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
 
     # A prefetch cannot change a result, so the bits alone do not show that the
@@ -258,12 +268,51 @@ def test_few_rows_split_over_a_cluster_get_the_same_bits(dtype: torch.dtype, hid
     batch = forwards(x, r, w)
     assert cluster_blocks(lambda: fusedops.rms_norm(x, w, EPS)) == []
     for rows in (1, 8, 9, 33, 34, 66, 67):
-        assert_same_bits(forwards(x[:rows], r[:rows], w), [b[:rows] for b in batch])
+        assert_same_bits(forwards(x[:rows], r[:rows], w), [b[:rows] for b in batch], f"{rows} rows")
         for add in (False, True):
             k = expected_cluster_blocks(rows, single_pass_threads(dtype, hidden, add), add, dtype)
             launched = cluster_blocks(forward_call(x[:rows], r[:rows] if add else None, w))
             assert launched == ([k] if k > 1 else []), (rows, add)
     assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
+
+
+# 16-bit rows that fill a block of 2 vectors a thread exactly run unchecked (kFull)
+# in the latency build for the fused add at 16 and 32 warps and rms_norm at 32
+# (fixed_warps_built); every other 16-bit block keeps its bounds checks. As many
+# rows as SMs: the latency build, and too many rows for a cluster on any GPU.
+UNCHECKED_16_BIT = [  # (hidden, fused add, unchecked)
+    (4096, True, False),  # 8 warps
+    (8192, True, True),  # 16 warps
+    (16384, True, True),  # 32 warps
+    (8192, False, False),  # rms_norm, 16 warps
+    (16384, False, True),  # rms_norm, 32 warps
+]
+
+
+def single_pass_args(call) -> list[list[str]]:
+    """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch> of each
+    single-pass forward kernel `call` launches, from the profiler's kernel names."""
+    found = (SINGLE_PASS.search(name) for name in kernels_of(call))
+    return [[arg.strip() for arg in m.group(1).split(",")] for m in found if m]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize(("hidden", "add", "unchecked"), UNCHECKED_16_BIT, ids=str)
+def test_16_bit_latency_blocks_run_unchecked_where_built(
+    dtype: torch.dtype, hidden: int, add: bool, unchecked: bool
+) -> None:
+    """The unchecked 16-bit latency kernels run where the plan builds them (the kernel
+    names show it; the bits alone cannot) and give the occupancy build's bits."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    x, r, w = norm_inputs(sms + 4, hidden, dtype)
+    batch = forwards(x, r, w)
+    launched = single_pass_args(forward_call(x[:sms], r[:sms] if add else None, w))
+    assert len(launched) == 1, launched
+    args = launched[0]
+    assert args[3] in FLAG and args[5] in FLAG, args
+    assert FLAG[args[3]], f"not the latency build: {args}"
+    assert FLAG[args[5]] == unchecked, args
+    assert_same_bits(forwards(x[:sms], r[:sms], w), [b[:sms] for b in batch], f"{sms} rows")
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)

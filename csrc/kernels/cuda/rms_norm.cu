@@ -481,8 +481,9 @@ __device__ __forceinline__ A block_sum_runtime_warps(A v, A (*scratch)[32], int 
 // log2(kWarps) shuffle rounds follow, with no branch and no zero padding. The
 // rounds are those of the short second level below for the same count, and
 // adding the zero padding of the other forms is exact (sums of squares are
-// never -0), so all three give the same bits: by construction; the GPU tests
-// compare builds that share kWarps, not a fixed count with the runtime one.
+// never -0), so all three give the same bits. The GPU tests compare a fixed
+// count with the runtime one where the 16-bit fused add's latency build has
+// 16 fixed warps and its occupancy build a runtime count (hidden 8192).
 template <bool kShortSecondLevel, int kWarps, typename A>
 __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int parity) {
   v = warp_sum(v);
@@ -972,7 +973,7 @@ constexpr bool warps_reachable(int warps) {
 //   rms_norm 1.2-7.9% faster at 31 of 32 shapes (bf16 128x16384 1.1% slower);
 //   the fused add faster at hidden 2048 and 16384 but 1-4.5% slower at 1-16
 //   rows of 4096 and 8192 (C = 2 with 8 or 16 warps), which keep the runtime
-//   count.
+//   count, except the unchecked 16-warp latency build below.
 // - float32 (NOTES.md, v11), C = 2 and 4 only (power-of-two hidden
 //   2048-16384), and only for rows that fill the block exactly (vectors == C x
 //   threads), built without per-vector bounds checks as well (kFull): the
@@ -987,13 +988,14 @@ constexpr bool warps_reachable(int warps) {
 // - 16-bit kernels are built with kFull only in the latency build (one
 //   block an SM, not held to 32 registers), and only where that measured
 //   faster (H100, NOTES.md v19): the fused add at C = 2 with 16 or 32 warps
-//   and rms_norm at C = 2 with 32, 1.8-4.4% faster at 128 rows of hidden
+//   and rms_norm at C = 2 with 32, 1.2-4.0% faster at 128 rows of hidden
 //   8192-16384. At fewer rows an sm_90+ GPU runs those blocks as clusters;
-//   other archs there are unmeasured. Everywhere else at 1-128 rows the
-//   unchecked latency build was slower, by up to 12.5% (bf16 rms_norm 2 x
-//   8192); C = 4 spilled at 1024 threads; and the occupancy builds spilled
-//   48-64 bytes at their register caps and ran up to 2.2x slower at 1024
-//   rows (v11).
+//   other archs there are unmeasured. The other blocks were slower unchecked
+//   at 1-64 rows, by up to 12.5% (bf16 rms_norm 2 x 8192), and at 128 rows
+//   level or slower but for the fp16 fused add at 4096 (1.3% faster, 8 warps,
+//   kept checked for its smaller rows); C = 4 spilled at 1024 threads; and the
+//   occupancy builds spilled 48-64 bytes at their register caps and ran up to
+//   2.2x slower at 1024 rows (v11).
 // Everything else (double, other warp counts, float32 rows with threads past
 // the row or at C = 1) reads blockDim and checks bounds.
 template <typename T, int C, bool kAdd, bool kFull, bool kFewRows>
