@@ -150,18 +150,22 @@ SINGLE_PASS = re.compile(r"rms_norm_fwd_single_pass_kernel<([^<>]*)>")
 FLAG = {"true": True, "1": True, "false": False, "0": False}
 
 
+def single_pass_args(names: list[str]) -> list[list[str]]:
+    """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch> of each
+    single-pass forward kernel among `names` (kernels_of's demangled names)."""
+    found = (SINGLE_PASS.search(name) for name in names)
+    return [[arg.strip() for arg in m.group(1).split(",")] for m in found if m]
+
+
 def prefetch_flags(call) -> list[bool]:
     """The kPrefetch argument (the last template argument) of each single-pass
     forward kernel `call` launches, from the demangled names torch.profiler
     records."""
     names = kernels_of(call)
     flags = []
-    for name in names:
-        match = SINGLE_PASS.search(name)
-        if match:
-            last = match.group(1).split(",")[-1].strip()
-            assert last in FLAG, f"kPrefetch of {name!r} is {last!r}, not a bool"
-            flags.append(FLAG[last])
+    for args in single_pass_args(names):
+        assert args[-1] in FLAG, f"kPrefetch of <{', '.join(args)}> is {args[-1]!r}, not a bool"
+        flags.append(FLAG[args[-1]])
     assert flags, f"no single-pass forward kernel among the profiled kernels {names}"
     return flags
 
@@ -289,13 +293,6 @@ UNCHECKED_16_BIT = [  # (hidden, fused add, unchecked)
 ]
 
 
-def single_pass_args(call) -> list[list[str]]:
-    """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch> of each
-    single-pass forward kernel `call` launches, from the profiler's kernel names."""
-    found = (SINGLE_PASS.search(name) for name in kernels_of(call))
-    return [[arg.strip() for arg in m.group(1).split(",")] for m in found if m]
-
-
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize(("hidden", "add", "unchecked"), UNCHECKED_16_BIT, ids=str)
 def test_16_bit_latency_blocks_run_unchecked_where_built(
@@ -306,7 +303,7 @@ def test_16_bit_latency_blocks_run_unchecked_where_built(
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     x, r, w = norm_inputs(sms + 4, hidden, dtype)
     batch = forwards(x, r, w)
-    launched = single_pass_args(forward_call(x[:sms], r[:sms] if add else None, w))
+    launched = single_pass_args(kernels_of(forward_call(x[:sms], r[:sms] if add else None, w)))
     assert len(launched) == 1, launched
     args = launched[0]
     assert args[3] in FLAG and args[5] in FLAG, args
