@@ -44,6 +44,7 @@ def main() -> None:
             (5, 64),
             # One row: the backward's one-block grid writes grad_weight itself;
             # at 2048 with no scratch at all (a null pointer reaches the kernel).
+            # 16-bit 2048 and 4096: the forward's unchecked 8-warp latency kernels.
             (1, 2048),
             (1, 4096),
             (2, 4096),

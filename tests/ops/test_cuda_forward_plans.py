@@ -280,13 +280,17 @@ def test_few_rows_split_over_a_cluster_get_the_same_bits(dtype: torch.dtype, hid
     assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
 
 
-# 16-bit rows that fill a block of 2 vectors a thread exactly run unchecked (kFull)
-# in the latency build for the fused add at 16 and 32 warps and rms_norm at 32
-# (fixed_warps_built); every other 16-bit block keeps its bounds checks. As many
-# rows as SMs: the latency build, and too many rows for a cluster on any GPU.
+# 16-bit rows that fill their block exactly run unchecked (kFull) in the latency
+# build for the fused add at 8 (C = 1 and 2), 16 and 32 warps and rms_norm at 8
+# warps of C = 1 and at 32 (fixed_warps_built); every other 16-bit block keeps
+# its bounds checks. As many rows as SMs: the latency build, and too many rows
+# for a cluster on any GPU.
 UNCHECKED_16_BIT = [  # (hidden, fused add, unchecked)
-    (4096, True, False),  # 8 warps
+    (2048, True, True),  # 8 warps, C = 1
+    (4096, True, True),  # 8 warps, C = 2
     (8192, True, True),  # 16 warps
+    (2048, False, True),  # rms_norm, 8 warps, C = 1
+    (4096, False, False),  # rms_norm, 8 warps, C = 2
     (16384, True, True),  # 32 warps
     (8192, False, False),  # rms_norm, 16 warps
     (16384, False, True),  # rms_norm, 32 warps

@@ -688,6 +688,29 @@ __device__ __forceinline__ void demote_l2(const void* p, unsigned bytes) {
 #endif
 }
 
+// The 16-bit latency kernels of 8-warp blocks that run unchecked (kFull; see
+// fixed_warps_built): the fused add at C = 1 and 2 and rms_norm at C = 1. Two
+// things ptxas did to these blocks unchecked had made them slower than the
+// checked ones (NOTES.md, v20):
+// - an unpredicated weight load is the same for every row, so it was hoisted
+//   out of the row loop, and with it the weight's unpacking to float, ahead of
+//   the x and residual loads: those then waited for the weight's L2 round
+//   trip. A bound check on the weight load (always true in a full row) keeps
+//   the load, and its unpacking, in the loop;
+// - under the 1024-thread launch bound (64 registers) ptxas moved one weight
+//   load past the sum of squares; the block's own 256 threads let every load
+//   issue first.
+template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
+constexpr bool weight_guarded_build() {
+  return sizeof(T) == 2 && kFewRows && kFull && kWarps == 8 && (kAdd || C == 1);
+}
+
+template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
+constexpr int single_pass_max_threads() {
+  return weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>() ? kWarps * 32
+                                                                     : kSinglePassMaxThreads;
+}
+
 // The grid is min(rows, 2^30) blocks, so every block has a first row: the
 // loop tests the bound only after it, and the first loads do not wait for it.
 // kPrefetch (large-batch builds, launched when RowPrefetch::plan says so):
@@ -703,7 +726,7 @@ __device__ __forceinline__ void demote_l2(const void* p, unsigned bytes) {
 // launch_with_warps), else 0 (read from blockDim). kFull: every thread's C
 // vectors are in the row, so nothing is bounds-checked (fixed_warps_built).
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch>
-__global__ void __launch_bounds__(kSinglePassMaxThreads,
+__global__ void __launch_bounds__(single_pass_max_threads<T, C, kAdd, kFewRows, kWarps, kFull>(),
                                   single_pass_min_blocks<T, C, kAdd, kFewRows>())
     rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
                                     const T* __restrict__ x, const T* __restrict__ residual,
@@ -717,6 +740,7 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
   // inputs: its weight is loaded after the reduction, which keeps it under
   // the 64 registers of a 1024-thread block (it spilled on sm_120 otherwise).
   constexpr bool kEarlyWeight = !(kAdd && C == 4);
+  constexpr bool kGuardWeight = weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   __shared__ A scratch[2][32];
   const int nvec = hidden / V;
   const int stride = kWarps > 0 ? kWarps * 32 : static_cast<int>(blockDim.x);
@@ -733,7 +757,10 @@ __global__ void __launch_bounds__(kSinglePassMaxThreads,
       if (kFull || i < nvec) {
         xv[c] = xr[i];
         if constexpr (kAdd) rv[c] = reinterpret_cast<const VecT*>(residual + offset)[i];
-        if constexpr (kEarlyWeight) wv[c] = w[i];
+        if constexpr (kEarlyWeight && !kGuardWeight) wv[c] = w[i];
+      }
+      if constexpr (kGuardWeight) {
+        if (static_cast<int>(threadIdx.x) < nvec) wv[c] = w[i];  // always: the row is full
       }
     }
     if constexpr (kPrefetch) {
@@ -987,15 +1014,23 @@ constexpr bool warps_reachable(int warps) {
 //   block was measured.
 // - 16-bit kernels are built with kFull only in the latency build (one
 //   block an SM, not held to 32 registers), and only where that measured
-//   faster (H100, NOTES.md v19): the fused add at C = 2 with 16 or 32 warps
-//   and rms_norm at C = 2 with 32, 1.2-4.0% faster at 128 rows of hidden
-//   8192-16384. At fewer rows an sm_90+ GPU runs those blocks as clusters;
-//   other archs there are unmeasured. The other blocks were slower unchecked
-//   at 1-64 rows, by up to 12.5% (bf16 rms_norm 2 x 8192), and at 128 rows
-//   level or slower but for the fp16 fused add at 4096 (1.3% faster, 8 warps,
-//   kept checked for its smaller rows); C = 4 spilled at 1024 threads; and the
-//   occupancy builds spilled 48-64 bytes at their register caps and ran up to
-//   2.2x slower at 1024 rows (v11).
+//   faster (H100):
+//   - the fused add at C = 2 with 16 or 32 warps and rms_norm at C = 2 with
+//     32 (v19): 1.2-4.0% faster at 128 rows of hidden 8192-16384. At fewer
+//     rows an sm_90+ GPU runs those blocks as clusters; other archs there are
+//     unmeasured;
+//   - 8-warp blocks, the fused add at C = 1 and 2 and rms_norm at C = 1
+//     (v20, with the weight's bound check and 256-thread launch bound of
+//     weight_guarded_build): the fused add 1.0-5.2% faster at 1-128 rows of
+//     hidden 4096 and up to 2.2% at 2048, rms_norm at 2048 level or up to 1.5%
+//     faster. Built that way, rms_norm at C = 2 was slower at 1-128 rows
+//     (8 warps, hidden 4096: 1.2-3.7%; 16 warps, 8192: 4.2-6.8%), and with
+//     the guard v19's blocks were up to 3.5% slower at 128 rows, so they
+//     keep v19's builds.
+//   Without the guard every other block was slower unchecked at 1-64 rows,
+//   by up to 12.5% (bf16 rms_norm 2 x 8192, v19); C = 4 spilled at 1024
+//   threads; and the occupancy builds spilled 48-64 bytes at their register
+//   caps and ran up to 2.2x slower at 1024 rows (v11).
 // Everything else (double, other warp counts, float32 rows with threads past
 // the row or at C = 1) reads blockDim and checks bounds.
 template <typename T, int C, bool kAdd, bool kFull, bool kFewRows>
@@ -1003,7 +1038,9 @@ constexpr bool fixed_warps_built(int warps) {
   if (!warps_reachable<T, C, kAdd>(warps)) return false;
   if (sizeof(T) == 4) return kFull && C >= 2;
   if (sizeof(T) != 2) return false;
-  if (kFull) return kFewRows && C == 2 && warps >= (kAdd ? 16 : 32);
+  if (kFull) {
+    return kFewRows && ((C == 2 && warps >= (kAdd ? 16 : 32)) || (warps == 8 && (kAdd || C == 1)));
+  }
   return !(kAdd && C == 2 && (warps == 8 || warps == 16));
 }
 
