@@ -702,7 +702,7 @@ __device__ __forceinline__ void demote_l2(const void* p, unsigned bytes) {
 //   issue first.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
 constexpr bool weight_guarded_build() {
-  return sizeof(T) == 2 && kFewRows && kFull && kWarps == 8 && (kAdd || C == 1);
+  return sizeof(T) == 2 && kFewRows && kFull && kWarps == 8 && (C == 1 || (kAdd && C == 2));
 }
 
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
@@ -1000,7 +1000,7 @@ constexpr bool warps_reachable(int warps) {
 //   rms_norm 1.2-7.9% faster at 31 of 32 shapes (bf16 128x16384 1.1% slower);
 //   the fused add faster at hidden 2048 and 16384 but 1-4.5% slower at 1-16
 //   rows of 4096 and 8192 (C = 2 with 8 or 16 warps), which keep the runtime
-//   count, except the unchecked 16-warp latency build below.
+//   count, except the unchecked 8- and 16-warp latency builds below.
 // - float32 (NOTES.md, v11), C = 2 and 4 only (power-of-two hidden
 //   2048-16384), and only for rows that fill the block exactly (vectors == C x
 //   threads), built without per-vector bounds checks as well (kFull): the
