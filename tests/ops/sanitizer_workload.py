@@ -44,10 +44,14 @@ def main() -> None:
             (5, 64),
             # One row: the backward's one-block grid writes grad_weight itself;
             # at 2048 with no scratch at all (a null pointer reaches the kernel).
-            # 16-bit 2048 and 4096: the forward's unchecked 8-warp latency kernels.
+            # 16-bit 2048 (both ops) and 4096 (the fused add): the forward's
+            # unchecked 8-warp latency kernels; 2040 and 4000 leave a thread slot of
+            # those blocks idle, so they take the checked ones.
             (1, 2048),
             (1, 4096),
             (2, 4096),
+            (1, 2040),
+            (2, 4000),
             (2, 12288),
             # 1024-thread single-pass blocks at a few rows: the forward's cluster
             # kernel on sm_90+ (8 blocks a row at 2 rows; 2 at 40 rows on 132 SMs).

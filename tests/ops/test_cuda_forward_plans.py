@@ -9,9 +9,9 @@ The single-pass kernel has a build for at most one row per SM (latency) and
 one for more rows (occupancy); both must give the same bits. float32 rows of
 2 or 4 vectors a thread that fill a block of 8, 16 or 32 warps exactly
 (power-of-two hidden 2048-16384) take a build without bounds checks, and so
-do 16-bit rows that fill a block of 2 vectors a thread in the latency build
-for the fused add at 16 or 32 warps and rms_norm at 32; every other row keeps
-them. Batches of more rows than the L2 holds take builds that
+do 16-bit rows that fill their block in the latency build for the fused add at
+8 (1 or 2 vectors a thread), 16 and 32 warps and rms_norm at 8 warps of 1 vector
+a thread and at 32 (UNCHECKED_16_BIT below); every other row keeps them. Batches of more rows than the L2 holds take builds that
 prefetch rows ahead into the L2; they too must give the same bits. On sm_90+
 a few long rows run split over a thread block cluster (CLUSTER below), with the
 same bits again.
@@ -283,24 +283,28 @@ def test_few_rows_split_over_a_cluster_get_the_same_bits(dtype: torch.dtype, hid
 # 16-bit rows that fill their block exactly run unchecked (kFull) in the latency
 # build for the fused add at 8 (C = 1 and 2), 16 and 32 warps and rms_norm at 8
 # warps of C = 1 and at 32 (fixed_warps_built); every other 16-bit block keeps
-# its bounds checks. As many rows as SMs: the latency build, and too many rows
-# for a cluster on any GPU.
-UNCHECKED_16_BIT = [  # (hidden, fused add, unchecked)
-    (2048, True, True),  # 8 warps, C = 1
-    (4096, True, True),  # 8 warps, C = 2
-    (8192, True, True),  # 16 warps
-    (2048, False, True),  # rms_norm, 8 warps, C = 1
-    (4096, False, False),  # rms_norm, 8 warps, C = 2
-    (16384, True, True),  # 32 warps
-    (8192, False, False),  # rms_norm, 16 warps
-    (16384, False, True),  # rms_norm, 32 warps
+# its bounds checks, and so does a row that leaves threads of such a block idle.
+# As many rows as SMs: the latency build, and too many rows for a cluster on any
+# GPU. warps: the kernel's compile-time warp count (0: read from blockDim).
+UNCHECKED_16_BIT = [  # (hidden, fused add, C, warps, unchecked)
+    (2048, True, 1, 8, True),
+    (4096, True, 2, 8, True),
+    (8192, True, 2, 16, True),
+    (16384, True, 2, 32, True),
+    (2048, False, 1, 8, True),
+    (4096, False, 2, 8, False),
+    (8192, False, 2, 16, False),
+    (16384, False, 2, 32, True),
+    # 255 and 500 vectors: 256-thread blocks with an idle thread slot
+    (2040, True, 1, 8, False),
+    (4000, True, 2, 0, False),
 ]
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
-@pytest.mark.parametrize(("hidden", "add", "unchecked"), UNCHECKED_16_BIT, ids=str)
+@pytest.mark.parametrize(("hidden", "add", "c", "warps", "unchecked"), UNCHECKED_16_BIT, ids=str)
 def test_16_bit_latency_blocks_run_unchecked_where_built(
-    dtype: torch.dtype, hidden: int, add: bool, unchecked: bool
+    dtype: torch.dtype, hidden: int, add: bool, c: int, warps: int, unchecked: bool
 ) -> None:
     """The unchecked 16-bit latency kernels run where the plan builds them (the kernel
     names show it; the bits alone cannot) and give the occupancy build's bits."""
@@ -312,6 +316,7 @@ def test_16_bit_latency_blocks_run_unchecked_where_built(
     args = launched[0]
     assert args[3] in FLAG and args[5] in FLAG, args
     assert FLAG[args[3]], f"not the latency build: {args}"
+    assert (args[1], args[4]) == (str(c), str(warps)), f"C and warps: {args}"
     assert FLAG[args[5]] == unchecked, args
     assert_same_bits(forwards(x[:sms], r[:sms], w), [b[:sms] for b in batch], f"{sms} rows")
 

@@ -688,21 +688,25 @@ __device__ __forceinline__ void demote_l2(const void* p, unsigned bytes) {
 #endif
 }
 
-// The 16-bit latency kernels of 8-warp blocks that run unchecked (kFull; see
-// fixed_warps_built): the fused add at C = 1 and 2 and rms_norm at C = 1. Two
-// things ptxas did to these blocks unchecked had made them slower than the
-// checked ones (NOTES.md, v20):
+// The 16-bit 8-warp blocks whose latency build runs unchecked (kFull; see
+// fixed_warps_built): the fused add at C = 1 and 2, rms_norm at C = 1.
+constexpr bool unchecked_8_warp_block(bool add, int c) { return c == 1 || (add && c == 2); }
+
+// Those kernels guard their weight load. Unchecked, two things the compiler
+// did had made them slower than the checked ones (NOTES.md, v20):
 // - an unpredicated weight load is the same for every row, so it was hoisted
-//   out of the row loop, and with it the weight's unpacking to float, ahead of
-//   the x and residual loads: those then waited for the weight's L2 round
-//   trip. A bound check on the weight load (always true in a full row) keeps
-//   the load, and its unpacking, in the loop;
+//   out of the row loop, and ptxas hoisted the weight's unpacking to float
+//   after it, ahead of the x and residual loads: those then waited for the
+//   weight's L2 round trip. A bound check on the weight load (always true in a
+//   full row) keeps the load, and its unpacking, in the loop;
 // - under the 1024-thread launch bound (64 registers) ptxas moved one weight
 //   load past the sum of squares; the block's own 256 threads let every load
 //   issue first.
+// Both are the compiler's choices, not guarantees (the guard is loop-invariant
+// too): re-read these kernels' SASS when the toolchain changes.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
 constexpr bool weight_guarded_build() {
-  return sizeof(T) == 2 && kFewRows && kFull && kWarps == 8 && (C == 1 || (kAdd && C == 2));
+  return sizeof(T) == 2 && kFewRows && kFull && kWarps == 8 && unchecked_8_warp_block(kAdd, C);
 }
 
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
@@ -741,6 +745,9 @@ __global__ void __launch_bounds__(single_pass_max_threads<T, C, kAdd, kFewRows, 
   // the 64 registers of a 1024-thread block (it spilled on sm_120 otherwise).
   constexpr bool kEarlyWeight = !(kAdd && C == 4);
   constexpr bool kGuardWeight = weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>();
+  // The guard tests threadIdx.x, not each vector's index: it is there for the
+  // compiler (weight_guarded_build), and only a full row may skip the checks.
+  static_assert(!kGuardWeight || (kFull && kEarlyWeight && kWarps > 0));
   __shared__ A scratch[2][32];
   const int nvec = hidden / V;
   const int stride = kWarps > 0 ? kWarps * 32 : static_cast<int>(blockDim.x);
@@ -1021,10 +1028,10 @@ constexpr bool warps_reachable(int warps) {
 //     unmeasured;
 //   - 8-warp blocks, the fused add at C = 1 and 2 and rms_norm at C = 1
 //     (v20, with the weight's bound check and 256-thread launch bound of
-//     weight_guarded_build): the fused add 1.0-5.2% faster at 1-128 rows of
+//     weight_guarded_build): the fused add 1.2-5.2% faster at 1-128 rows of
 //     hidden 4096 and up to 2.2% at 2048, rms_norm at 2048 level or up to 1.5%
 //     faster. Built that way, rms_norm at C = 2 was slower at 1-128 rows
-//     (8 warps, hidden 4096: 1.2-3.7%; 16 warps, 8192: 4.2-6.8%), and with
+//     (8 warps, hidden 4096: 0.3-3.7%; 16 warps, 8192: 4.2-6.8%), and with
 //     the guard v19's blocks were up to 3.5% slower at 128 rows, so they
 //     keep v19's builds.
 //   Without the guard every other block was slower unchecked at 1-64 rows,
@@ -1039,7 +1046,8 @@ constexpr bool fixed_warps_built(int warps) {
   if (sizeof(T) == 4) return kFull && C >= 2;
   if (sizeof(T) != 2) return false;
   if (kFull) {
-    return kFewRows && ((C == 2 && warps >= (kAdd ? 16 : 32)) || (warps == 8 && (kAdd || C == 1)));
+    return kFewRows && ((C == 2 && warps >= (kAdd ? 16 : 32)) ||
+                        (warps == 8 && unchecked_8_warp_block(kAdd, C)));
   }
   return !(kAdd && C == 2 && (warps == 8 || warps == 16));
 }
