@@ -134,23 +134,35 @@ def cases(
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_call_arguments(parser: argparse.ArgumentParser) -> None:
+    """The call shape and timing options, shared with benchmarks/tools/host_cost_ladder.py."""
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--rows", type=int, default=16)
     parser.add_argument("--hidden", type=int, default=4096)
     parser.add_argument("--dtype", default="bfloat16")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=11)
-    parser.add_argument("--csv", help="write the rows to this CSV file too")
-    parser.add_argument("--compile", action="store_true", help="also time both under torch.compile")
-    args = parser.parse_args(argv)
+
+
+def dtype_and_sync(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> tuple[torch.dtype, Callable[[], None]]:
+    """add_call_arguments's dtype, checked, and how to wait for the device."""
     dtype = getattr(torch, args.dtype, None)
     if not isinstance(dtype, torch.dtype):
         parser.error(f"--dtype: not a torch dtype: {args.dtype!r}")
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device here")
-    sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+    return dtype, torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_call_arguments(parser)
+    parser.add_argument("--csv", help="write the rows to this CSV file too")
+    parser.add_argument("--compile", action="store_true", help="also time both under torch.compile")
+    args = parser.parse_args(argv)
+    dtype, sync = dtype_and_sync(parser, args)
 
     times = time_interleaved(
         cases(args.rows, args.hidden, dtype, args.device, args.compile),

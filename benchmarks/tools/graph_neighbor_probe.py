@@ -25,10 +25,13 @@ import sys
 from pathlib import Path
 
 import torch
+from ncu_target import parse_shapes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
+    DTYPES,
     IMPLS,
+    OPS,
     calls_per_graph,
     choices,
     graph_us,
@@ -46,17 +49,27 @@ DEFAULT_CASES = (
 
 
 def parse_cases(text: str) -> list[tuple[str, torch.dtype, int, int]]:
+    """ "rms_norm:float32:128x4096,..." -> [(op, dtype, rows, hidden), ...]; an argparse
+    type (the shape parsed by ncu_target.parse_shapes), so a bad case is a usage error."""
     cases = []
     for item in text.split(","):
-        op, dtype, shape = item.split(":")
-        rows, hidden = (int(v) for v in shape.split("x"))
+        parts = item.split(":")
+        if len(parts) != 3 or parts[0] not in OPS or parts[1] not in DTYPES:
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is not OP:DTYPE:ROWSxHIDDEN (ops {', '.join(OPS)}; "
+                f"dtypes {', '.join(DTYPES)})"
+            )
+        op, dtype, shape = parts
+        ((rows, hidden),) = parse_shapes(shape)
         cases.append((op, getattr(torch, dtype), rows, hidden))
     return cases
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default=DEFAULT_CASES, help="OP:DTYPE:ROWSxHIDDEN,...")
+    parser.add_argument(
+        "--cases", type=parse_cases, default=DEFAULT_CASES, help="OP:DTYPE:ROWSxHIDDEN,..."
+    )
     parser.add_argument("--impls", default="fusedops,liger,compile", help=",".join(IMPLS))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--neighbour-kb", type=int, default=64)
@@ -74,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows_out = []
     print(f"{'case':40s} {'impl':9s} {'alone us':>9s} {'after copy':>10s} {'change':>7s}")
-    for op, dtype, rows, hidden in parse_cases(args.cases):
+    for op, dtype, rows, hidden in args.cases:
         inputs = make_inputs(op, rows, hidden, dtype)
         calls = calls_per_graph(op, rows, hidden, dtype)
         found = {impl: implementation(op, impl, inputs, lg) for impl in impls}

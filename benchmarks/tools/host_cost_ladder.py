@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from host_overhead import time_interleaved
+from host_overhead import add_call_arguments, dtype_and_sync, time_interleaved
 
 import fusedops
 from fusedops import ops as fops
@@ -38,17 +38,21 @@ def cxx_apply(function: type[torch.autograd.Function]) -> Callable:
     return vars(torch._C._FunctionBase)["apply"].__get__(None, function)
 
 
-class Empty(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, w, eps):
-        return torch.empty_like(x)
+class PassThrough(torch.autograd.Function):
+    """Base of the rungs' Functions: a backward that costs nothing."""
 
     @staticmethod
     def backward(ctx, grad):
         return grad, None, None
 
 
-class Guarded(torch.autograd.Function):
+class Empty(PassThrough):
+    @staticmethod
+    def forward(ctx, x, w, eps):
+        return torch.empty_like(x)
+
+
+class Guarded(PassThrough):
     """The op below autograd, nothing saved."""
 
     @staticmethod
@@ -56,12 +60,8 @@ class Guarded(torch.autograd.Function):
         with BELOW():
             return CXX_OP(x, w, eps)
 
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, None, None
 
-
-class Saving(torch.autograd.Function):
+class Saving(PassThrough):
     """Guarded, and saves what rms_norm's backward needs, inline."""
 
     @staticmethod
@@ -72,22 +72,10 @@ class Saving(torch.autograd.Function):
         ctx.eps = eps
         return out
 
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, None, None
 
-
-class SavingWithBackward(torch.autograd.Function):
+class SavingWithBackward(Saving):
     """Saving, with a backward that calls the fused backward op below autograd
     directly: the least a Python Function can do for forward + backward."""
-
-    @staticmethod
-    def forward(ctx, x, w, eps):
-        with BELOW():
-            out = CXX_OP(x, w, eps)
-        ctx.save_for_backward(x, w)
-        ctx.eps = eps
-        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -97,7 +85,7 @@ class SavingWithBackward(torch.autograd.Function):
         return grad_x, grad_w, None
 
 
-class Unguarded(torch.autograd.Function):
+class Unguarded(PassThrough):
     """Saving without the below-autograd guard: inside forward grad mode is off,
     so the op's Autograd kernel (Python) runs and redispatches."""
 
@@ -107,10 +95,6 @@ class Unguarded(torch.autograd.Function):
         ctx.save_for_backward(x, w)
         ctx.eps = eps
         return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, None, None
 
 
 def rungs(rows: int, hidden: int, dtype: torch.dtype, device: str) -> dict[str, Callable]:
@@ -172,15 +156,9 @@ def rungs(rows: int, hidden: int, dtype: torch.dtype, device: str) -> dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--rows", type=int, default=16)
-    parser.add_argument("--hidden", type=int, default=4096)
-    parser.add_argument("--dtype", default="bfloat16")
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=11)
+    add_call_arguments(parser)
     args = parser.parse_args(argv)
-    dtype = getattr(torch, args.dtype)
-    sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+    dtype, sync = dtype_and_sync(parser, args)
     times = time_interleaved(
         rungs(args.rows, args.hidden, dtype, args.device), args.calls, args.rounds, sync
     )

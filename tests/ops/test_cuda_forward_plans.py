@@ -11,8 +11,9 @@ one for more rows (occupancy); both must give the same bits. float32 rows of
 (power-of-two hidden 2048-16384) take a build without bounds checks, and so
 do 16-bit rows that fill their block in the latency build for the fused add at
 8 (1 or 2 vectors a thread), 16 and 32 warps and rms_norm at 8 warps of 1 vector
-a thread and at 32 (UNCHECKED_16_BIT below); every other row keeps them. Batches of more rows than the L2 holds take builds that
-prefetch rows ahead into the L2; they too must give the same bits. On sm_90+
+a thread and at 32 (UNCHECKED_16_BIT below); every other row keeps them.
+Batches of more rows than the L2 holds take builds that prefetch rows ahead
+into the L2; they too must give the same bits. On sm_90+
 a few long rows run split over a thread block cluster (CLUSTER below), with the
 same bits again.
 """
