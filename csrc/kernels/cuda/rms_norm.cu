@@ -6,7 +6,8 @@
 // v7, "single-pass" (the forward of both ops for 16-byte aligned rows of up
 // to 4096 vectors: bf16/fp16 hidden <= 32768 (16384 for the fused add), fp32
 // <= 16384): one block per row, every thread issues all its loads, the
-// weight's too, before the reduction, so a row costs one memory round trip.
+// weight's too (but see late_weight_build), before the reduction, so a row
+// costs one memory round trip.
 // v8 shortened its per-row latency path (a tree sum, the mean by a
 // multiply-add) and built it twice: for at most one row per SM, and held to
 // its register budget for more rows; both give the same bits.
@@ -709,6 +710,27 @@ constexpr bool weight_guarded_build() {
   return sizeof(T) == 2 && kFewRows && kFull && kWarps == 8 && unchecked_8_warp_block(kAdd, C);
 }
 
+// Builds that load their weight after the block reduction instead of with x:
+// - the fused add at 4 vectors per thread (fp32 rows of 8K-16K), which holds
+//   three inputs: the late weight keeps it under the 64 registers of a
+//   1024-thread block (it spilled on sm_120 otherwise);
+// - float32 rms_norm's unchecked latency kernels at 4 vectors and 8 or 16
+//   warps (hidden 4096 and 8192). Loaded with x, the weight's loads issue
+//   first (their address needs no row), and the x loads, whose address goes
+//   through the row offset, wait behind them; late, the x loads issue first, as
+//   in Liger's kernel. H100, 1-128 rows, three runs: 0.4-2.5% faster at 14 of
+//   16 shapes (128 x 4096: 2.73 -> 2.66 us), level at 4 x 4096, 0.6% slower at
+//   64 x 8192 (NOTES.md v21). At 32 warps (hidden 16384) and for 16-bit
+//   kernels the late weight was slower (v15). An always-true guard on the
+//   weight load that depends on the row (so it issues after the x loads,
+//   before the barrier) was level for float32 and up to 8% slower for 16-bit
+//   (v21).
+template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
+constexpr bool late_weight_build() {
+  if (kAdd) return C == 4;
+  return sizeof(T) == 4 && C == 4 && kFewRows && kFull && (kWarps == 8 || kWarps == 16);
+}
+
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
 constexpr int single_pass_max_threads() {
   return weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>() ? kWarps * 32
@@ -740,10 +762,7 @@ __global__ void __launch_bounds__(single_pass_max_threads<T, C, kAdd, kFewRows, 
   using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   using VecT = Vec<T, V>;
-  // The fused add at 4 vectors per thread (fp32 rows of 8K-16K) holds three
-  // inputs: its weight is loaded after the reduction, which keeps it under
-  // the 64 registers of a 1024-thread block (it spilled on sm_120 otherwise).
-  constexpr bool kEarlyWeight = !(kAdd && C == 4);
+  constexpr bool kEarlyWeight = !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   constexpr bool kGuardWeight = weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   // The guard tests threadIdx.x, not each vector's index: it is there for the
   // compiler (weight_guarded_build), and only a full row may skip the checks.
