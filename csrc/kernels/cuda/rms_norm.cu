@@ -628,6 +628,29 @@ constexpr int single_pass_min_blocks() {
   return !kFewRows && sizeof(T) <= 4 && (C == 1 || (C == 2 && !kAdd)) ? 2 : 1;
 }
 
+// The launch bound's minimum blocks: single_pass_min_blocks, but on sm_80 and
+// sm_90 also 2 (32 registers, 38 unheld) for the float32 fused add at C = 2
+// (hidden 2048-8192) in its unchecked occupancy build without the prefetch,
+// i.e. for batches whose rows the L2 holds: an SM then runs 8 blocks of 8
+// warps instead of 6 (and 2 of 32 warps instead of 1): 1024 rows of 2048, or
+// 256 of 8192, run as one wave instead of a wave and a tail. H100: 1024 x 2048 8.16 -> 7.44 us, 256 x 8192 8.88 -> 8.11; the
+// prefetching builds, held too, were 0.7-2.9% slower at 1024-65536 rows
+// (NOTES.md v21). sm_100 spilled 4-16 bytes held; sm_75, sm_86 and sm_120
+// cannot hold 2 blocks of 1024 threads an SM. The host (prefetch_built) reads
+// single_pass_min_blocks, which this does not change.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
+constexpr bool kHoldFloatAddC2 = true;
+#else
+constexpr bool kHoldFloatAddC2 = false;
+#endif
+template <typename T, int C, bool kAdd, bool kFewRows, bool kFull, bool kPrefetch>
+constexpr int single_pass_kernel_min_blocks() {
+  if (kHoldFloatAddC2 && sizeof(T) == 4 && kAdd && C == 2 && !kFewRows && kFull && !kPrefetch) {
+    return 2;
+  }
+  return single_pass_min_blocks<T, C, kAdd, kFewRows>();
+}
+
 // The large-batch forward's L2 prefetch: the block of row r < rows_below asks
 // for the bytes of row r + (bytes_ahead / row bytes). Planned only when the
 // rows read (x, and the residual for the fused add) exceed the L2: there it
@@ -752,8 +775,9 @@ constexpr int single_pass_max_threads() {
 // launch_with_warps), else 0 (read from blockDim). kFull: every thread's C
 // vectors are in the row, so nothing is bounds-checked (fixed_warps_built).
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch>
-__global__ void __launch_bounds__(single_pass_max_threads<T, C, kAdd, kFewRows, kWarps, kFull>(),
-                                  single_pass_min_blocks<T, C, kAdd, kFewRows>())
+__global__ void __launch_bounds__(
+    single_pass_max_threads<T, C, kAdd, kFewRows, kWarps, kFull>(),
+    single_pass_kernel_min_blocks<T, C, kAdd, kFewRows, kFull, kPrefetch>())
     rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
                                     const T* __restrict__ x, const T* __restrict__ residual,
                                     const T* __restrict__ weight, int64_t rows, int hidden,
