@@ -635,7 +635,7 @@ constexpr int single_pass_min_blocks() {
 // warps instead of 6 (and 2 of 32 warps instead of 1), so 1024 rows of 2048,
 // or 256 of 8192, run as one wave instead of a wave and a tail. H100:
 // 1024 x 2048 8.16 -> 7.44 us, 256 x 8192 8.88 -> 8.11; the prefetching
-// builds, held too, were 0.7-2.9% slower at 1024-65536 rows (NOTES.md v21).
+// builds, held too, were 0.5-2.9% slower at 1024-65536 rows (NOTES.md v21).
 // sm_100 spilled 4-16 bytes held; sm_75, sm_86 and sm_120 cannot hold 2
 // blocks of 1024 threads an SM. The host (prefetch_built) reads
 // single_pass_min_blocks, which this does not change.
