@@ -617,8 +617,9 @@ __device__ __forceinline__ double inv_rms(double sum_sq, double inv_hidden, doub
 // and for C = 2 without the add: full occupancy), which large batches need.
 // The 16-bit fused add at C = 2 is not held (sm_90, fp16/bf16: 44/52
 // registers in v7, 56 with the v8 tree, measured within 0.3% of v7 at 16384
-// rows; 48/52 with v9's packed add). Both add in
-// the same order, so the results are identical. double is left alone (it
+// rows; 48/52 with v9's packed add), nor here the float32 one (but see
+// single_pass_kernel_min_blocks). Both add in the same order, so the results
+// are identical. double is left alone (it
 // spilled at 32 registers). ptxas, CUDA 13.0, at 32 registers: no spills on
 // sm_75, sm_86, sm_90 and sm_120; the 16-bit rms_norm C = 2 builds spill 4
 // bytes on sm_80 (those with a fixed warp count) and 4-8 bytes on sm_100
