@@ -1,8 +1,8 @@
 """The CUDA forward picks its kernel and block shape from the row length: test each side of each edge.
 
 Single-pass kernel: 1 vector (16 bytes) per thread up to 256, then 2 up to 1024 threads,
-(float32 rms_norm: 4 from 1024 vectors; its latency build at 8 and 16 warps
-loads the weight late), then 4 (rms_norm, and the fp32 fused add with its
+(float32 rms_norm: 4 from 1024 vectors; its unchecked latency build at 8 and
+16 warps loads the weight late), then 4 (rms_norm, and the fp32 fused add with its
 weight loaded late), then
 the two-pass kernel; rows that are not whole 16-byte vectors take the scalar
 kernel. Hidden sizes below are in elements; a bf16/fp16 vector holds 8, fp32 4.
@@ -114,9 +114,12 @@ SAME_BITS = [
     (torch.float16, 8200),
     (torch.float32, 1000),  # C=1, 8 warps, 6 threads past the row
     (torch.float32, 2048),  # C=2, 8 warps, no bounds checks
-    (torch.float32, 4096),  # rms_norm C=4, 8 warps: alone, the latency build's late weight
+    # rms_norm C=4 at 8 and 16 warps: the one-row latency build loads the weight
+    # late, the batch's occupancy build early; the fused add C=2 at 16 and 32
+    # warps, whose occupancy build is held to 32 registers on sm_80/sm_90.
+    (torch.float32, 4096),
     (torch.float32, 4100),  # rms_norm C=4 with 9 warps; fused add C=2
-    (torch.float32, 8192),  # rms_norm C=4, 16 warps (late weight alone, as at 4096)
+    (torch.float32, 8192),
     (torch.float32, 16384),  # C=4, 32 warps (fused add with the late weight)
     (torch.float64, 1000),  # C=2
     (torch.float64, 8192),  # rms_norm C=4; fused add two-pass

@@ -615,15 +615,14 @@ __device__ __forceinline__ double inv_rms(double sum_sq, double inv_hidden, doub
 // the short second reduction level may take a few more registers; otherwise
 // the kernel keeps the register budget it was measured with (32 for C = 1,
 // and for C = 2 without the add: full occupancy), which large batches need.
-// The 16-bit fused add at C = 2 is not held (sm_90, fp16/bf16: 44/52
+// The two builds add in the same order, so their results are identical.
+// Not held here: the 16-bit fused add at C = 2 (sm_90, fp16/bf16: 44/52
 // registers in v7, 56 with the v8 tree, measured within 0.3% of v7 at 16384
-// rows; 48/52 with v9's packed add), nor here the float32 one (but see
-// single_pass_kernel_min_blocks). Both add in the same order, so the results
-// are identical. double is left alone (it
-// spilled at 32 registers). ptxas, CUDA 13.0, at 32 registers: no spills on
-// sm_75, sm_86, sm_90 and sm_120; the 16-bit rms_norm C = 2 builds spill 4
-// bytes on sm_80 (those with a fixed warp count) and 4-8 bytes on sm_100
-// (neither measured on such a GPU).
+// rows; 48/52 with v9's packed add), the float32 one (but see
+// single_pass_kernel_min_blocks), and double (it spilled at 32 registers).
+// ptxas, CUDA 13.0, at 32 registers: no spills on sm_75, sm_86, sm_90 and
+// sm_120; the 16-bit rms_norm C = 2 builds spill 4 bytes on sm_80 (those with
+// a fixed warp count) and 4-8 bytes on sm_100 (neither measured on such a GPU).
 template <typename T, int C, bool kAdd, bool kFewRows>
 constexpr int single_pass_min_blocks() {
   return !kFewRows && sizeof(T) <= 4 && (C == 1 || (C == 2 && !kAdd)) ? 2 : 1;
@@ -631,27 +630,35 @@ constexpr int single_pass_min_blocks() {
 
 // The launch bound's minimum blocks: single_pass_min_blocks, but on sm_80 and
 // sm_90 also 2 (32 registers, 38 unheld) for the float32 fused add at C = 2
-// (hidden 2048-8192) in its unchecked occupancy build without the prefetch,
-// i.e. for batches whose rows the L2 holds: an SM then runs 8 blocks of 8
-// warps instead of 6 (and 2 of 32 warps instead of 1), so 1024 rows of 2048,
-// or 256 of 8192, run as one wave instead of a wave and a tail. H100:
-// 1024 x 2048 8.16 -> 7.44 us, 256 x 8192 8.88 -> 8.11; the prefetching
-// builds, held too, were 0.5-2.9% slower at 1024-65536 rows (NOTES.md v21).
-// sm_100 spilled 4-16 bytes held; sm_75, sm_86 and sm_120 cannot hold 2
-// blocks of 1024 threads an SM. The host (prefetch_built) reads
-// single_pass_min_blocks, which this does not change.
+// in its unchecked occupancy build (hidden 2048, 4096 and 8192) without the
+// prefetch, i.e. for batches whose rows the L2 holds: an SM then runs 8 blocks
+// of 8 warps instead of 6 (and 2 of 32 warps instead of 1), so 1024 rows of
+// 2048, or 256 of 8192, run as one wave instead of a wave and a tail. H100:
+// 1024 x 2048 8.16 -> 7.44 us, 256 x 8192 8.88 -> 8.11, 256 x 2048 0.5%
+// slower; the prefetching builds, held too, were 0.5-2.9% slower at
+// 1024-65536 rows (NOTES.md v21). Measured on sm_90 only; sm_80 is held on
+// ptxas's word that it does not spill. sm_100 spilled 4-16 bytes held; sm_75,
+// sm_86 and sm_120 cannot hold 2 blocks of 1024 threads an SM.
+// The hold follows the arch the code is compiled for: PTX of sm_80/sm_90
+// JIT-compiled for a newer GPU keeps it (the release wheels carry PTX only
+// for 12.0, compiled unheld).
+// FUSEDOPS_HOLD_FLOAT_ADD_C2 differs between nvcc's host and device passes,
+// so only a kernel's launch bound may read it (through this function); the
+// host's plans (prefetch_built) read single_pass_min_blocks.
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
-constexpr bool kHoldFloatAddC2 = true;
+#define FUSEDOPS_HOLD_FLOAT_ADD_C2 true
 #else
-constexpr bool kHoldFloatAddC2 = false;
+#define FUSEDOPS_HOLD_FLOAT_ADD_C2 false
 #endif
 template <typename T, int C, bool kAdd, bool kFewRows, bool kFull, bool kPrefetch>
 constexpr int single_pass_kernel_min_blocks() {
-  if (kHoldFloatAddC2 && sizeof(T) == 4 && kAdd && C == 2 && !kFewRows && kFull && !kPrefetch) {
+  if (FUSEDOPS_HOLD_FLOAT_ADD_C2 && sizeof(T) == 4 && kAdd && C == 2 && !kFewRows && kFull &&
+      !kPrefetch) {
     return 2;
   }
   return single_pass_min_blocks<T, C, kAdd, kFewRows>();
 }
+#undef FUSEDOPS_HOLD_FLOAT_ADD_C2
 
 // The large-batch forward's L2 prefetch: the block of row r < rows_below asks
 // for the bytes of row r + (bytes_ahead / row bytes). Planned only when the
@@ -741,15 +748,18 @@ constexpr bool weight_guarded_build() {
 //   1024-thread block (it spilled on sm_120 otherwise);
 // - float32 rms_norm's unchecked latency kernels at 4 vectors and 8 or 16
 //   warps (hidden 4096 and 8192). Loaded with x, the weight's loads issue
-//   first (their address needs no row), and the x loads, whose address goes
-//   through the row offset, wait behind them; late, the x loads issue first, as
-//   in Liger's kernel. H100, 1-128 rows, three runs: 0.4-2.5% faster at 14 of
-//   16 shapes (128 x 4096: 2.73 -> 2.66 us), level at 4 x 4096, 0.6% slower at
-//   64 x 8192 (NOTES.md v21). At 32 warps (hidden 16384) and for 16-bit
-//   kernels the late weight was slower (v15). An always-true guard on the
-//   weight load that depends on the row (so it issues after the x loads,
-//   before the barrier) was level for float32 and up to 8% slower for 16-bit
-//   (v21).
+//   first (their address needs no row) and the x loads after them; loaded
+//   after the reduction, the weight measured faster. H100, 1-128 rows, three
+//   runs: faster at 14 of 16 shapes by 0.4-2.5% (9 of them by more than the
+//   0.9% the unchanged kernels moved; 128 x 4096: 2.73 -> 2.66 us), level at
+//   4 x 4096, 0.6% slower at 64 x 8192 (NOTES.md v21). Why is not
+//   established: an always-true guard on the weight load that depends on the
+//   row, which put the x loads first and the weight's before the barrier, was
+//   level for float32 (and up to 8% slower for 16-bit), so the x loads' head
+//   start is not the gain. At 32 warps (hidden 16384) and for 16-bit kernels
+//   the late weight was slower (v15). Measured on sm_90 only, built for every
+//   arch. The order is ptxas's: after the barrier the load stays put, but
+//   re-read the SASS when the toolchain changes.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
 constexpr bool late_weight_build() {
   if (kAdd) return C == 4;
