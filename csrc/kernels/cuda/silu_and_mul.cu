@@ -266,7 +266,8 @@ int grid_for(int64_t work_items) {
 //   float32 backward to 262144 (8-byte vectors 6-8% faster at 131072-262144).
 //   These bands come from launches of at most 1024 rows: larger ones were never
 //   timed in 8-byte vectors. torch.compile, 1.0-1.4% ahead at such launches,
-//   moved 8 bytes a thread in the four read at 65536 rows (NOTES.md, v22).
+//   moved 8 bytes a thread in the two forward kernels read at 65536 rows
+//   (NOTES.md, v22).
 // 4-byte launches are at most 65536 threads (256 blocks of kThreads).
 constexpr int64_t kNarrowMaxVectors = 2048;
 constexpr int64_t kNarrowBandMin = 8192, kNarrowBandMax = 16384;  // (min, max]: narrow
