@@ -264,10 +264,10 @@ int grid_for(int64_t work_items) {
 //   forward to 131072 (16-bit 128 x 8192: 2.30 against 2.42-2.53 us), the
 //   16-bit backward to 65536 (16-byte vectors 2% faster at 131072), the
 //   float32 backward to 262144 (8-byte vectors 6-8% faster at 131072-262144).
-//   These bands come from launches of at most 1024 rows: larger ones were never
-//   timed in 8-byte vectors. torch.compile, 1.0-1.4% ahead at such launches,
-//   moved 8 bytes a thread in the two forward kernels read at 65536 rows
-//   (NOTES.md, v22).
+//   These bands come from launches of at most 1024 rows. There the forward's
+//   8-byte vectors were 1.0-1.3% faster than 16-byte ones again at 2M-4M
+//   vectors, past the L2, where torch.compile now leads by 1.0-1.4%: an A/B
+//   past 1024 rows is owed (NOTES.md, v22).
 // 4-byte launches are at most 65536 threads (256 blocks of kThreads).
 constexpr int64_t kNarrowMaxVectors = 2048;
 constexpr int64_t kNarrowBandMin = 8192, kNarrowBandMax = 16384;  // (min, max]: narrow
