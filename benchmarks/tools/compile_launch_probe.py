@@ -1,6 +1,6 @@
 """What torch.compile launches for silu_and_mul: grid, block and registers from the profiler.
 
-    TORCH_LOGS=output_code python launch_shapes.py   # from the repository root, on a GPU
+    TORCH_LOGS=output_code python benchmarks/tools/compile_launch_probe.py   # on a GPU
 
 Compiles the sweep's reference functions as gpu_sweep.py does (rows dynamic), calls them at
 the sweep's rows in order, and prints each kernel's time at 128, 4096 and 65536 rows, then the
@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-sys.path.insert(0, "benchmarks")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from references import (
     allow_many_graphs,
     eager_silu_and_mul,
