@@ -234,7 +234,8 @@ __global__ void silu_and_mul_bwd_kernel(T* __restrict__ grad_x, const T* __restr
 // One thread per work item, up to 2^21 blocks (2^29 threads); the
 // grid-strided loop covers larger launches (the misaligned, one-element
 // launches of about 2^30 items in test_cuda_either_side_of_the_index_width_switch
-// take it). The largest sweep launch, 65536 x 16384 float32, is 2^20 blocks.
+// take it). The largest sweep launch, 65536 x 16384 float32 in 8-byte vectors,
+// is 2^21 blocks.
 // Capped at 65536 blocks, the loop made 65536-row launches up to 3.5% slower
 // on an H100 (fp32 backward 65536 x 16384: 7300.6 -> 7045.2 us, bf16
 // forward 65536 x 16384: 2148.5 -> 2101.3; NOTES.md, v16), where
@@ -263,17 +264,19 @@ int grid_for(int64_t work_items) {
 // - then 8-byte vectors, 16-byte ones beyond the kMidMaxVectors* below: the
 //   forward to 131072 (16-bit 128 x 8192: 2.30 against 2.42-2.53 us), the
 //   16-bit backward to 65536 (16-byte vectors 2% faster at 131072), the
-//   float32 backward to 262144 (8-byte vectors 6-8% faster at 131072-262144).
-//   These bands come from launches of at most 1024 rows. There the forward's
-//   8-byte vectors were 1.0-1.3% faster than 16-byte ones again at 2M-4M
-//   vectors, past the L2, where torch.compile now leads by 1.0-1.4%: an A/B
-//   past 1024 rows is owed (NOTES.md, v22).
+//   float32 backward to 262144 (8-byte vectors 6-8% faster at 131072-262144);
+// - past kWideMaxVectors (2^20, 16 MB of 16-bit output, beyond the L2 with
+//   the input), 8-byte vectors again for the forward and the float32
+//   backward: 0.4-1.3% faster in the forward at every such shape of the sweep
+//   (1024-65536 rows), 0.1-0.8% in the float32 backward, and 0.1-0.3% slower
+//   in the 16-bit backward, which keeps 16-byte ones (NOTES.md, v23).
 // 4-byte launches are at most 65536 threads (256 blocks of kThreads).
 constexpr int64_t kNarrowMaxVectors = 2048;
 constexpr int64_t kNarrowBandMin = 8192, kNarrowBandMax = 16384;  // (min, max]: narrow
 constexpr int64_t kMidMaxVectorsFwd = 131072;
-constexpr int64_t kMidMaxVectorsBwd16 = 65536;   // 16-bit backward
-constexpr int64_t kMidMaxVectorsBwd32 = 262144;  // float32 backward
+constexpr int64_t kMidMaxVectorsBwd16 = 65536;         // 16-bit backward
+constexpr int64_t kMidMaxVectorsBwd32 = 262144;        // float32 backward
+constexpr int64_t kWideMaxVectors = int64_t{1} << 20;  // not the 16-bit backward
 
 enum class Direction { kForward, kBackward };
 
@@ -289,7 +292,9 @@ int vector_width(int64_t rows, int64_t d, bool aligned, Direction direction) {
   const int64_t mid_max = direction == Direction::kForward ? kMidMaxVectorsFwd
                           : sizeof(T) == 4                 ? kMidMaxVectorsBwd32
                                                            : kMidMaxVectorsBwd16;
-  return vectors <= mid_max ? kMid<T> : kWide;
+  if (vectors <= mid_max) return kMid<T>;
+  const bool wide_band_ends = direction == Direction::kForward || sizeof(T) == 4;
+  return wide_band_ends && vectors > kWideMaxVectors ? kMid<T> : kWide;
 }
 
 // Calls go(std::integral_constant<int, V>) for the width from vector_width.
