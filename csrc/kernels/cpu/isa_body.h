@@ -172,7 +172,7 @@ void fused_add_rms_norm_rows(void* out_v, void* res_out_v, const void* x_v, cons
 template <typename T>
 void rms_norm_backward_rows(void* gx_v, void* dw_v, const void* dy_v, const void* extra_v,
                             const void* x_v, const void* w_v, int64_t begin, int64_t end,
-                            int64_t hidden, double eps) {
+                            int64_t hidden, double eps, bool prefetch) {
   using O = VecOps<T>;
   using V = typename O::V;
   using Acc = typename O::Acc;
@@ -189,6 +189,10 @@ void rms_norm_backward_rows(void* gx_v, void* dw_v, const void* dy_v, const void
     const int64_t off = r * hidden;
     const T* xr = x + off;
     const T* dyr = dy + off;
+    // 16-bit rows prefetch the next row of x and dy during pass 1, so its
+    // reads are under way while this row's pass 2 runs (benchmarks/NOTES.md,
+    // v23). float32 rows got slower with it, and cached ones do too.
+    const bool prefetch_next = sizeof(T) == 2 && prefetch && r + 1 < end;
     // Pass 1: sum(x^2) and sum(w*dy*x), blocked as in sum_squares.
     double sum_sq = 0, sum_wdyx = 0;
     for (int64_t b = 0; b < n_main; b += kBlock) {
@@ -196,6 +200,14 @@ void rms_norm_backward_rows(void* gx_v, void* dw_v, const void* dy_v, const void
       V s0{}, s1{}, p0{}, p1{};
       int64_t i = b;
       for (; i + 2 * L <= e; i += 2 * L) {
+        if (prefetch_next) {  // a line of each per 64 bytes read
+          constexpr int64_t kLines = (2 * L * static_cast<int64_t>(sizeof(T)) + 63) / 64;
+#pragma GCC unroll 4
+          for (int64_t l = 0; l < kLines; ++l) {
+            __builtin_prefetch(reinterpret_cast<const char*>(xr + hidden + i) + 64 * l);
+            __builtin_prefetch(reinterpret_cast<const char*>(dyr + hidden + i) + 64 * l);
+          }
+        }
         const Pair<V> xv = O::load2(xr + i), wv = O::load2(w + i), dyv = O::load2(dyr + i);
         s0 += xv.v0 * xv.v0;
         s1 += xv.v1 * xv.v1;

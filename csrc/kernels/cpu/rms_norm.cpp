@@ -9,6 +9,7 @@
 // threads, oversubscribe the cores when the caller is itself inside a torch
 // parallel region, and ignore torch.set_num_threads.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "../kernels.h"
@@ -39,6 +40,12 @@ int64_t row_grain(int64_t hidden) {
 constexpr int64_t kMaxBlocks = 128;
 constexpr int64_t kPartialBudget = int64_t{1} << 22;
 constexpr int64_t kFlushRows = 32;
+constexpr int64_t kColumnGrain = 1024;  // columns a task sums, at most 128 rows of them
+// The backward's next-row prefetch (isa_body.h) is asked for where x and dy
+// together exceed this, well past a core's L2. On a 2-vCPU AMD EPYC (1 MiB
+// of L2 a core): 5-11% faster at 16-bit 4096 x 4096, level within the host's
+// noise at 4096 x 16384, 6-9% slower at 64 x 4096 (1 MiB) (NOTES.md, v23).
+constexpr int64_t kPrefetchMinBytes = int64_t{8} << 20;
 
 template <typename Acc>
 void backward_impl(const RowKernels& k, DType dtype, void* grad_x, void* grad_weight,
@@ -50,28 +57,42 @@ void backward_impl(const RowKernels& k, DType dtype, void* grad_x, void* grad_we
   int64_t blocks = std::min<int64_t>(max_blocks, (rows + min_rows - 1) / min_rows);
   const int64_t rows_per_block = blocks == 0 ? 0 : (rows + blocks - 1) / blocks;
   blocks = rows_per_block == 0 ? 0 : (rows + rows_per_block - 1) / rows_per_block;
-  std::vector<double> partial(static_cast<size_t>(blocks * hidden), 0.0);
+  // Not zeroed: each block's first flush stores its row, later ones add. The
+  // zeroing was a serial pass over up to 32 MiB before any row, and the sum
+  // below was serial too: without both, 4-5% faster at float32 4096 x 4096
+  // and 4096 x 16384, 5-8% at 64 x 4096 (NOTES.md, v23).
+  std::unique_ptr<double[]> partial(new double[static_cast<size_t>(blocks * hidden)]);
+  const bool prefetch = 2 * rows * hidden * dtype_size(dtype) > kPrefetchMinBytes;
   parallel(blocks, 1, [&](int64_t block_begin, int64_t block_end) {
     std::vector<Acc> acc(static_cast<size_t>(hidden));
     for (int64_t b = block_begin; b < block_end; ++b) {
-      double* part = partial.data() + b * hidden;
-      const int64_t row_end = std::min(rows, (b + 1) * rows_per_block);
-      for (int64_t r = b * rows_per_block; r < row_end; r += kFlushRows) {
+      double* part = partial.get() + b * hidden;
+      const int64_t row_begin = b * rows_per_block;
+      const int64_t row_end = std::min(rows, row_begin + rows_per_block);
+      for (int64_t r = row_begin; r < row_end; r += kFlushRows) {
         std::fill(acc.begin(), acc.end(), Acc(0));
         k.rms_norm_backward(grad_x, acc.data(), grad_out, grad_extra, x, weight, r,
-                            std::min(row_end, r + kFlushRows), hidden, eps);
-        for (int64_t i = 0; i < hidden; ++i) part[i] += static_cast<double>(acc[i]);
+                            std::min(row_end, r + kFlushRows), hidden, eps, prefetch);
+        if (r == row_begin) {
+          for (int64_t i = 0; i < hidden; ++i) part[i] = static_cast<double>(acc[i]);
+        } else {
+          for (int64_t i = 0; i < hidden; ++i) part[i] += static_cast<double>(acc[i]);
+        }
       }
     }
   });
-  std::vector<double> total(static_cast<size_t>(hidden), 0.0);
-  for (int64_t b = 0; b < blocks; ++b) {
-    const double* part = partial.data() + b * hidden;
-    for (int64_t i = 0; i < hidden; ++i) total[i] += part[i];
-  }
+  // Each column adds the blocks' rows in block order, so grad_weight is the
+  // same bits for any thread count; the columns are split over the pool.
   FUSEDOPS_CPU_DISPATCH(dtype, [&] {
     scalar_t* gw = static_cast<scalar_t*>(grad_weight);
-    for (int64_t i = 0; i < hidden; ++i) gw[i] = Store<scalar_t>::from(total[i]);
+    parallel(hidden, kColumnGrain, [&](int64_t begin, int64_t end) {
+      std::vector<double> total(static_cast<size_t>(end - begin), 0.0);
+      for (int64_t b = 0; b < blocks; ++b) {
+        const double* part = partial.get() + b * hidden + begin;
+        for (int64_t i = 0; i < end - begin; ++i) total[i] += part[i];
+      }
+      for (int64_t i = begin; i < end; ++i) gw[i] = Store<scalar_t>::from(total[i - begin]);
+    });
   });
 }
 
