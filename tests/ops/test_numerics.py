@@ -373,11 +373,15 @@ def test_rms_norm_special_rows(device, dtype):
 
 
 # ---- determinism and the per-ISA builds (CPU only) ------------------------------
+# Hidden 200 sums all its columns in one task; 2500 splits them over the
+# pool (kColumnGrain in csrc/kernels/cpu/rms_norm.cpp), and its 16-bit rows
+# prefetch (x and dy past 8 MiB).
+@pytest.mark.parametrize("hidden", [200, 2500])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_weight_gradient_same_bits_for_any_thread_count(dtype):
-    x = rand(3000, 200, dtype=dtype, device="cpu")
-    dy = rand(3000, 200, dtype=dtype, device="cpu", seed=1)
-    w = rand(200, dtype=dtype, device="cpu", seed=2)
+def test_weight_gradient_same_bits_for_any_thread_count(dtype, hidden):
+    x = rand(3000, hidden, dtype=dtype, device="cpu")
+    dy = rand(3000, hidden, dtype=dtype, device="cpu", seed=1)
+    w = rand(hidden, dtype=dtype, device="cpu", seed=2)
     before = torch.get_num_threads()
     try:
         results = []

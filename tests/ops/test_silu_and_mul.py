@@ -82,8 +82,9 @@ def test_cuda_either_side_of_the_index_width_switch(rows: int, layout: str) -> N
     # The CUDA kernels index in 32 bits, with a multiply-shift division by the
     # row length in vectors, while x has fewer than 2^31 elements, and in 64
     # bits from there (conservative: 32 bits would overflow only at 2^32
-    # vectors). d = 11008 makes that division a real one (1376 16-byte
-    # vectors a row, not a power of two); the misaligned view takes the
+    # vectors). d = 11008 makes that division a real one (not a power of two
+    # in vectors of any width: these launches are past 2^20 16-byte vectors,
+    # so the forward runs 8-byte ones); the misaligned view takes the
     # one-element kernels. The last rows, furthest from the start, must be right.
     d = 11008
     torch.cuda.empty_cache()

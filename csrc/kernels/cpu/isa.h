@@ -28,8 +28,8 @@ struct RowKernels {
                              double eps);
   // grad_x rows (plus grad_extra when not null); adds each row's dy * x * rstd
   // into dw_acc[hidden] (float, or double for float64 inputs). With
-  // prefetch, 16-bit rows prefetch the next row's x and dy (for inputs that
-  // are not in the cache; the caller knows their size).
+  // prefetch, 16-bit rows but the last prefetch the next row's x and dy (for
+  // inputs that are not in the cache; the caller knows their size).
   void (*rms_norm_backward)(void* grad_x, void* dw_acc, const void* grad_out,
                             const void* grad_extra, const void* x, const void* weight,
                             int64_t begin, int64_t end, int64_t hidden, double eps, bool prefetch);

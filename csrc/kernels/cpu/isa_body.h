@@ -191,7 +191,9 @@ void rms_norm_backward_rows(void* gx_v, void* dw_v, const void* dy_v, const void
     const T* dyr = dy + off;
     // 16-bit rows prefetch the next row of x and dy during pass 1, so its
     // reads are under way while this row's pass 2 runs (benchmarks/NOTES.md,
-    // v23). float32 rows got slower with it, and cached ones do too.
+    // v23). Cached rows got slower with it; float32 rows were no faster (two
+    // rounds, in the noise), and v10's forward prefetch made them slower. The
+    // last row of the call prefetches nothing: the next row is another task's.
     const bool prefetch_next = sizeof(T) == 2 && prefetch && r + 1 < end;
     // Pass 1: sum(x^2) and sum(w*dy*x), blocked as in sum_squares.
     double sum_sq = 0, sum_wdyx = 0;
@@ -200,7 +202,7 @@ void rms_norm_backward_rows(void* gx_v, void* dw_v, const void* dy_v, const void
       V s0{}, s1{}, p0{}, p1{};
       int64_t i = b;
       for (; i + 2 * L <= e; i += 2 * L) {
-        if (prefetch_next) {  // a line of each per 64 bytes read
+        if (prefetch_next) {  // at least one prefetch of each per 64-byte line
           constexpr int64_t kLines = (2 * L * static_cast<int64_t>(sizeof(T)) + 63) / 64;
 #pragma GCC unroll 4
           for (int64_t l = 0; l < kLines; ++l) {

@@ -35,16 +35,17 @@ int64_t row_grain(int64_t hidden) {
 // double row: no float sum grows over more than kFlushRows terms, whatever
 // the number of rows (2^25 rows of hidden 1 included).
 // The partial rows are also capped at kPartialBudget doubles (32 MiB) in all:
-// wide rows get fewer blocks (one block at 2^22 columns and beyond) rather
-// than gigabytes of scratch.
+// wide rows get fewer blocks (one block beyond 2^21 columns) rather than
+// gigabytes of scratch.
 constexpr int64_t kMaxBlocks = 128;
 constexpr int64_t kPartialBudget = int64_t{1} << 22;
 constexpr int64_t kFlushRows = 32;
-constexpr int64_t kColumnGrain = 1024;  // columns a task sums, at most 128 rows of them
+constexpr int64_t kColumnGrain = 1024;  // the pool's grain for the column sums
 // The backward's next-row prefetch (isa_body.h) is asked for where x and dy
 // together exceed this, well past a core's L2. On a 2-vCPU AMD EPYC (1 MiB
-// of L2 a core): 5-11% faster at 16-bit 4096 x 4096, level within the host's
-// noise at 4096 x 16384, 6-9% slower at 64 x 4096 (1 MiB) (NOTES.md, v23).
+// of L2 a core): 5-11% faster at 16-bit 4096 x 4096 (64 MiB), level within
+// the host's noise at 4096 x 16384, 6-9% slower at 64 x 4096 (1 MiB); the
+// line between 1 and 64 MiB is not measured (NOTES.md, v23).
 constexpr int64_t kPrefetchMinBytes = int64_t{8} << 20;
 
 template <typename Acc>
@@ -58,9 +59,10 @@ void backward_impl(const RowKernels& k, DType dtype, void* grad_x, void* grad_we
   const int64_t rows_per_block = blocks == 0 ? 0 : (rows + blocks - 1) / blocks;
   blocks = rows_per_block == 0 ? 0 : (rows + rows_per_block - 1) / rows_per_block;
   // Not zeroed: each block's first flush stores its row, later ones add. The
-  // zeroing was a serial pass over up to 32 MiB before any row, and the sum
-  // below was serial too: without both, 4-5% faster at float32 4096 x 4096
-  // and 4096 x 16384, 5-8% at 64 x 4096 (NOTES.md, v23).
+  // zeroing was a serial pass over the partials (32 MiB at 128 blocks of
+  // hidden 32768) before any row, and the sum below was serial too: without
+  // both, float32 4-5% faster at 4096 x 4096 and 4096 x 16384, 4.5-8% at
+  // 64 x 4096 (NOTES.md, v23).
   std::unique_ptr<double[]> partial(new double[static_cast<size_t>(blocks * hidden)]);
   const bool prefetch = 2 * rows * hidden * dtype_size(dtype) > kPrefetchMinBytes;
   parallel(blocks, 1, [&](int64_t block_begin, int64_t block_end) {

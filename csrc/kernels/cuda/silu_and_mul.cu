@@ -2,7 +2,8 @@
 //
 // Elementwise over [rows, d] outputs with inputs [rows, 2d]: a grid-strided
 // loop over 16-byte vectors when d and the pointers allow it (4- or 8-byte
-// vectors for small launches), scalars otherwise. At the sizes that fit in L2 the
+// vectors for small launches and 8-byte ones for the largest, vector_width),
+// scalars otherwise. At the sizes that fit in L2 the
 // kernel is bound by instructions and latency, not DRAM, so the path to each
 // thread's loads is kept short (32-bit indices with a multiply-shift division,
 // Index32) and the sigmoids of a vector are computed together (sigmoid_vec),
@@ -18,8 +19,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Elements in the vectors of small launches (vector_width): 4 bytes (kNarrow)
-// and 8 bytes (kMid); float64 keeps its 16-byte vectors (narrower was not
+// Elements in the narrower vectors (vector_width): 4 bytes (kNarrow) and 8
+// bytes (kMid); float64 keeps its 16-byte vectors (narrower was not
 // measured).
 template <typename T>
 constexpr int kNarrow = sizeof(T) <= 4 ? 4 / static_cast<int>(sizeof(T)) : kVec16<T>;
@@ -265,11 +266,12 @@ int grid_for(int64_t work_items) {
 //   forward to 131072 (16-bit 128 x 8192: 2.30 against 2.42-2.53 us), the
 //   16-bit backward to 65536 (16-byte vectors 2% faster at 131072), the
 //   float32 backward to 262144 (8-byte vectors 6-8% faster at 131072-262144);
-// - past kWideMaxVectors (2^20, 16 MB of 16-bit output, beyond the L2 with
-//   the input), 8-byte vectors again for the forward and the float32
-//   backward: 0.4-1.3% faster in the forward at every such shape of the sweep
-//   (1024-65536 rows), 0.1-0.8% in the float32 backward, and 0.1-0.3% slower
-//   in the 16-bit backward, which keeps 16-byte ones (NOTES.md, v23).
+// - past kWideMaxVectors (2^20: 16 MiB of output, 48 MiB with the input,
+//   about an H100's L2), 8-byte vectors again for the forward and the
+//   float32 backward: 0.4-1.3% faster in the forward at every such shape of
+//   the sweep (1024-65536 rows), 0.1-0.8% in the float32 backward; the 16-bit
+//   backward keeps 16-byte ones (8-byte: -0.2% to +0.3%, slower at 22 of 24
+//   shapes; NOTES.md, v23).
 // 4-byte launches are at most 65536 threads (256 blocks of kThreads).
 constexpr int64_t kNarrowMaxVectors = 2048;
 constexpr int64_t kNarrowBandMin = 8192, kNarrowBandMax = 16384;  // (min, max]: narrow
@@ -281,7 +283,7 @@ constexpr int64_t kWideMaxVectors = int64_t{1} << 20;  // not the 16-bit backwar
 enum class Direction { kForward, kBackward };
 
 // Elements per vector for a launch over [rows, d]: 16 bytes where d and every
-// pointer allow it (4 or 8 bytes for small launches), else one element.
+// pointer allow it (4 or 8 bytes in the bands above), else one element.
 template <typename T>
 int vector_width(int64_t rows, int64_t d, bool aligned, Direction direction) {
   constexpr int kWide = kVec16<T>;
