@@ -43,9 +43,9 @@ constexpr int64_t kFlushRows = 32;
 constexpr int64_t kColumnGrain = 1024;  // the pool's grain for the column sums
 // The backward's next-row prefetch (isa_body.h) is asked for where x and dy
 // together exceed this, well past a core's L2. On a 2-vCPU AMD EPYC (1 MiB
-// of L2 a core): 5-11% faster at 16-bit 4096 x 4096 (64 MiB), level within
-// the host's noise at 4096 x 16384, 6-9% slower at 64 x 4096 (1 MiB); the
-// line between 1 and 64 MiB is not measured (NOTES.md, v23).
+// of L2 a core), 16-bit rows of 4096: 1-8% slower from 1 to 8 MiB, within
+// the host's noise (-8% to +5%) at 16-32 MiB, 5-11% faster at 64 MiB; at
+// 4096 x 16384 level within the noise (NOTES.md, v23).
 constexpr int64_t kPrefetchMinBytes = int64_t{8} << 20;
 
 template <typename Acc>
