@@ -202,13 +202,10 @@ void rms_norm_backward_rows(void* gx_v, void* dw_v, const void* dy_v, const void
       V s0{}, s1{}, p0{}, p1{};
       int64_t i = b;
       for (; i + 2 * L <= e; i += 2 * L) {
-        if (prefetch_next) {  // at least one prefetch of each per 64-byte line
-          constexpr int64_t kLines = (2 * L * static_cast<int64_t>(sizeof(T)) + 63) / 64;
-#pragma GCC unroll 4
-          for (int64_t l = 0; l < kLines; ++l) {
-            __builtin_prefetch(reinterpret_cast<const char*>(xr + hidden + i) + 64 * l);
-            __builtin_prefetch(reinterpret_cast<const char*>(dyr + hidden + i) + 64 * l);
-          }
+        static_assert(2 * L * 2 <= 64, "one prefetch per 2 * L 16-bit elements");
+        if (prefetch_next) {  // one of each per 2 * L elements, at most 64 bytes
+          __builtin_prefetch(xr + hidden + i);
+          __builtin_prefetch(dyr + hidden + i);
         }
         const Pair<V> xv = O::load2(xr + i), wv = O::load2(w + i), dyv = O::load2(dyr + i);
         s0 += xv.v0 * xv.v0;
