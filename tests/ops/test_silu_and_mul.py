@@ -50,6 +50,26 @@ def test_zero_size(device: str, shape: tuple[int, ...]) -> None:
     assert x.grad.shape == x.shape
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(1, 8192), (1024, 4096), (64, 2004)], ids=str)
+def test_16bit_forward_is_rounded_to_within_half_a_spacing(
+    device: str, dtype: torch.dtype, shape: tuple[int, int]
+) -> None:
+    # The 16-bit CUDA forward takes the hardware reciprocal without a Newton
+    # step (silu_and_mul.cu, sigmoid_vec): its float result may be a few float
+    # ulps off, so an output next to a 16-bit midpoint may round the other
+    # way, but never further than half a 16-bit spacing (plus those few float
+    # ulps) from the float64 value. eps * max(|ref|, tiny) is at least the
+    # spacing at ref, subnormals included.
+    x = randn(*shape, dtype=dtype, device=device, seed=3) * 3
+    ref = ref_silu_and_mul(x)
+    err = (fusedops.silu_and_mul(x).double().cpu() - ref).abs()
+    finfo = torch.finfo(dtype)
+    spacing_bound = finfo.eps * ref.abs().clamp_min(finfo.tiny)
+    assert (err / spacing_bound).max().item() <= 0.5 + 2**-10
+
+
 def test_extreme_values() -> None:
     x = torch.tensor([[-100.0, 0.0, 100.0, 2.0, 3.0, 4.0]])
     torch.testing.assert_close(fusedops.silu_and_mul(x), ref_silu_and_mul(x).float())
