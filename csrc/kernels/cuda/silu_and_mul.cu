@@ -58,19 +58,23 @@ __device__ __forceinline__ float exp_neg_for_sigmoid(float a) {
 }
 
 // s[k] = sigmoid(a[k]) for a whole vector. y = 1 + exp(-a) leaves [1, 2^126)
-// only for a below about -87 or NaN; then the vector takes the IEEE division
-// after all. Otherwise, by kRounded:
+// only for a below about -87 or NaN; such a lane takes the IEEE division
+// (sigmoid()). By kRounded:
 // - true: 1 / y rounded as `1.0f / y` rounds it (reciprocal_from_one), bit for
-//   bit what sigmoid() gives;
+//   bit what sigmoid() gives, so when any lane is out of range the whole
+//   vector simply takes sigmoid();
 // - false: the hardware reciprocal alone, within 1 ulp of float (PTX's bound
-//   for rcp.approx). For the 16-bit forward, whose float result is rounded to
-//   16 bits right after one multiply. An H100 A/B (NOTES.md, v24): up to 4
-//   outputs in a million (bf16) or 15 (fp16) move by one 16-bit ulp, the
-//   largest error against float64 math stays half a 16-bit spacing, and 35 of
-//   40 shapes (1-4096 rows) run faster, by up to 1.9% (median 0.4-0.6%): the
-//   Newton step's two FMAs are off each thread's dependent chain. The
-//   backward keeps the rounded reciprocal: it measured within its noise there,
-//   and its s also feeds 1 - s.
+//   for rcp.approx), and only the out-of-range lanes are redone, so that each
+//   output's bits depend on its own inputs alone, never on its neighbours or
+//   the vector width. Used by the 16-bit forward, whose float result a * s * b
+//   is rounded to 16 bits: a float ulp off can only move an output lying that
+//   close to a 16-bit midpoint. An H100 A/B (NOTES.md, v24): up to 4 outputs
+//   in a million (bf16) or 15 (fp16) changed, the largest error against
+//   float64 math stayed the same to three digits, and 35 of 40 shapes (1-4096
+//   rows) ran faster, by up to 1.9% (median 0.4-0.6%; identical builds: median
+//   0.25%): the Newton step's two FMAs are off each thread's dependent chain.
+//   The backward keeps the rounded reciprocal: it measured within its noise
+//   there, and its s also feeds 1 - s.
 template <bool kRounded, typename A, int V>
 __device__ __forceinline__ void sigmoid_vec(const A (&a)[V], A (&s)[V]) {
   if constexpr (std::is_same_v<A, float>) {
@@ -86,6 +90,13 @@ __device__ __forceinline__ void sigmoid_vec(const A (&a)[V], A (&s)[V]) {
       }
     }
     if (in_range) return;
+    if constexpr (!kRounded) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        if (!(1.0f + exp_neg_for_sigmoid(a[k]) < 0x1p126f)) s[k] = sigmoid(a[k]);
+      }
+      return;
+    }
   }
 #pragma unroll
   for (int k = 0; k < V; ++k) s[k] = sigmoid(a[k]);
