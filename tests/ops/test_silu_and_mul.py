@@ -99,6 +99,25 @@ def test_outputs_do_not_depend_on_their_neighbours(
     assert torch.equal(after[~moved], before[~moved])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_large_inputs_give_the_bits_of_small_ones(device: str, dtype: torch.dtype) -> None:
+    # Inputs past 8 MiB take the CPU loops that prefetch ahead (isa.h,
+    # kPrefetchMinBytes), up to the tensor's last row; chunks of 64 rows
+    # (1-2 MiB) do not. Neither may change a bit, forward or backward.
+    rows, d = 1100, 4096
+    x = randn(rows, 2 * d, dtype=dtype, device=device, seed=6) * 3
+    grad = randn(rows, d, dtype=dtype, device=device, seed=7)
+    assert x.numel() * x.element_size() > 8 << 20
+    chunks = [slice(r, r + 64) for r in range(0, rows, 64)]
+    out = fusedops.silu_and_mul(x)
+    assert torch.equal(out, torch.cat([fusedops.silu_and_mul(x[c]) for c in chunks]))
+    grad_x = torch.ops.fusedops.silu_and_mul_backward(grad, x)
+    by_chunk = [torch.ops.fusedops.silu_and_mul_backward(grad[c], x[c]) for c in chunks]
+    assert torch.equal(grad_x, torch.cat(by_chunk))
+    assert_close(out[-3:], ref_silu_and_mul(x[-3:]), dtype)
+
+
 def test_extreme_values() -> None:
     x = torch.tensor([[-100.0, 0.0, 100.0, 2.0, 3.0, 4.0]])
     torch.testing.assert_close(fusedops.silu_and_mul(x), ref_silu_and_mul(x).float())

@@ -18,6 +18,18 @@
 
 namespace fusedops::kernels::cpu {
 
+// Where the row kernels that take `prefetch` are asked to use it: inputs
+// larger than this, well past a core's L2 (the callers decide, knowing the
+// whole tensor). Measured on a 2-vCPU AMD EPYC (1 MiB of L2 a core), rows of
+// 4096 (benchmarks/NOTES.md):
+// - rms_norm backward, x and dy together, 16-bit: 1-8% slower from 1 to
+//   8 MiB, within the host's noise (-8% to +5%) at 16-32 MiB, 5-11% faster at
+//   64 MiB; at 4096 x 16384 level within the noise (v23);
+// - silu_and_mul's forward, x: 0-5% slower at 1-8 MiB, 5-22% faster at
+//   16-32 MiB, 13-23% at 64 MiB; its backward, 16-bit only: 3-13% faster at
+//   64-256 MiB, float32 level or slower (v24).
+constexpr int64_t kPrefetchMinBytes = int64_t{8} << 20;
+
 struct RowKernels {
   // out[r] = rms_norm(x[r]) * weight for r in [begin, end)
   void (*rms_norm)(void* out, const void* x, const void* weight, int64_t begin, int64_t end,
@@ -34,10 +46,13 @@ struct RowKernels {
                             const void* grad_extra, const void* x, const void* weight,
                             int64_t begin, int64_t end, int64_t hidden, double eps, bool prefetch);
   // Columns [col_begin, col_end) of rows [begin, end); x rows are 2*d wide.
+  // With prefetch, the loops prefetch their inputs kPrefetchAheadBytes ahead
+  // (isa_body.h; the backward only for 16-bit values).
   void (*silu_and_mul)(void* out, const void* x, int64_t begin, int64_t end, int64_t d,
-                       int64_t col_begin, int64_t col_end);
+                       int64_t col_begin, int64_t col_end, bool prefetch);
   void (*silu_and_mul_backward)(void* grad_x, const void* grad_out, const void* x, int64_t begin,
-                                int64_t end, int64_t d, int64_t col_begin, int64_t col_end);
+                                int64_t end, int64_t d, int64_t col_begin, int64_t col_end,
+                                bool prefetch);
 };
 
 struct IsaKernels {

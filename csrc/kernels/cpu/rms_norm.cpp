@@ -41,12 +41,6 @@ constexpr int64_t kMaxBlocks = 128;
 constexpr int64_t kPartialBudget = int64_t{1} << 22;
 constexpr int64_t kFlushRows = 32;
 constexpr int64_t kColumnGrain = 1024;  // the pool's grain for the column sums
-// The backward's next-row prefetch (isa_body.h) is asked for where x and dy
-// together exceed this, well past a core's L2. On a 2-vCPU AMD EPYC (1 MiB
-// of L2 a core), 16-bit rows of 4096: 1-8% slower from 1 to 8 MiB, within
-// the host's noise (-8% to +5%) at 16-32 MiB, 5-11% faster at 64 MiB; at
-// 4096 x 16384 level within the noise (NOTES.md, v23).
-constexpr int64_t kPrefetchMinBytes = int64_t{8} << 20;
 
 template <typename Acc>
 void backward_impl(const RowKernels& k, DType dtype, void* grad_x, void* grad_weight,
@@ -64,6 +58,7 @@ void backward_impl(const RowKernels& k, DType dtype, void* grad_x, void* grad_we
   // both, float32 4-5% faster at 4096 x 4096 and 4096 x 16384, 4.5-8% at
   // 64 x 4096 (NOTES.md, v23).
   std::unique_ptr<double[]> partial(new double[static_cast<size_t>(blocks * hidden)]);
+  // The next-row prefetch (isa_body.h) where x and dy exceed kPrefetchMinBytes (isa.h).
   const bool prefetch = 2 * rows * hidden * dtype_size(dtype) > kPrefetchMinBytes;
   parallel(blocks, 1, [&](int64_t block_begin, int64_t block_end) {
     std::vector<Acc> acc(static_cast<size_t>(hidden));

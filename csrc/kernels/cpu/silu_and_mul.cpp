@@ -42,8 +42,9 @@ void silu_and_mul_cpu(DType dtype, void* out, const void* x, int64_t rows, int64
                       const ParallelFor& parallel) {
   const cpu::RowKernels& k = cpu::active_kernels()[dtype];
   cpu::advise_huge_pages(out, rows * d * dtype_size(dtype));
+  const bool prefetch = 2 * rows * d * dtype_size(dtype) > cpu::kPrefetchMinBytes;
   cpu::split(rows, d, parallel, [&](int64_t begin, int64_t end, int64_t c0, int64_t c1) {
-    k.silu_and_mul(out, x, begin, end, d, c0, c1);
+    k.silu_and_mul(out, x, begin, end, d, c0, c1, prefetch);
   });
 }
 
@@ -51,8 +52,9 @@ void silu_and_mul_backward_cpu(DType dtype, void* grad_x, const void* grad_out, 
                                int64_t rows, int64_t d, const ParallelFor& parallel) {
   const cpu::RowKernels& k = cpu::active_kernels()[dtype];
   cpu::advise_huge_pages(grad_x, rows * 2 * d * dtype_size(dtype));
+  const bool prefetch = 2 * rows * d * dtype_size(dtype) > cpu::kPrefetchMinBytes;
   cpu::split(rows, d, parallel, [&](int64_t begin, int64_t end, int64_t c0, int64_t c1) {
-    k.silu_and_mul_backward(grad_x, grad_out, x, begin, end, d, c0, c1);
+    k.silu_and_mul_backward(grad_x, grad_out, x, begin, end, d, c0, c1, prefetch);
   });
 }
 
