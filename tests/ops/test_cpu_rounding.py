@@ -32,7 +32,7 @@ DTYPES16 = [torch.bfloat16, torch.float16]
 WIDTHS = [1055, 4096]
 # The builds this machine's wheel has (isa.cpp): the x86 ones only on x86.
 X86 = platform.machine().lower() in ("x86_64", "amd64")
-ISAS = ["baseline", "avx2", "avx512"] if X86 else ["baseline"]
+ISAS = ["baseline", "avx2", "avx512", "avx512bf16"] if X86 else ["baseline"]
 PROBE = "import torch, fusedops; fusedops.rms_norm(torch.ones(1, 8), torch.ones(8), 1e-6)"
 
 

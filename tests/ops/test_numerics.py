@@ -421,12 +421,12 @@ def run_with_isa(isa: str | None, path) -> subprocess.CompletedProcess:
 
 
 def test_every_cpu_isa_build_agrees(tmp_path):
-    """The baseline, AVX2 and AVX-512 builds of the kernels give the same answers."""
+    """The baseline, AVX2, AVX-512 and AVX-512 BF16 builds of the kernels give the same answers."""
     default = run_with_isa(None, tmp_path / "default.pt")
     assert default.returncode == 0, default.stderr
     expected = torch.load(tmp_path / "default.pt")
     ran = []
-    for isa in ("baseline", "avx2", "avx512"):
+    for isa in ("baseline", "avx2", "avx512", "avx512bf16"):
         proc = run_with_isa(isa, tmp_path / f"{isa}.pt")
         if proc.returncode != 0 and "does not support it" in proc.stderr:
             continue  # this CPU lacks the ISA: the refusal is tested below
@@ -451,7 +451,13 @@ def test_cpu_isa_this_cpu_lacks_is_refused(tmp_path):
     cpuinfo = Path("/proc/cpuinfo")
     flags = cpuinfo.read_text() if cpuinfo.exists() else ""
     missing = [
-        isa for isa, flag in (("avx512", " avx512bw"), ("avx2", " avx2")) if flag not in flags
+        isa
+        for isa, flag in (
+            ("avx512bf16", " avx512_bf16"),
+            ("avx512", " avx512bw"),
+            ("avx2", " avx2"),
+        )
+        if flag not in flags
     ]
     if not missing or sys.platform != "linux":
         pytest.skip("this CPU has every ISA fusedops builds for, nothing to refuse")

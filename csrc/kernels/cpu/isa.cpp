@@ -22,6 +22,7 @@ bool has_avx512() {
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
          __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 }
+bool has_avx512bf16() { return has_avx512() && __builtin_cpu_supports("avx512bf16"); }
 bool has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
          __builtin_cpu_supports("f16c");
@@ -32,6 +33,7 @@ bool always() { return true; }
 // Widest first.
 const Candidate kCandidates[] = {
 #if defined(__x86_64__) || defined(_M_X64)
+    {"avx512bf16", avx512bf16_kernels, has_avx512bf16},
     {"avx512", avx512_kernels, has_avx512},
     {"avx2", avx2_kernels, has_avx2},
 #endif

@@ -2,10 +2,12 @@
 //
 // The extension is built once for every x86-64 (or aarch64) CPU, so its
 // default target is the baseline ISA (SSE2). The row kernels are therefore
-// compiled three times from one source (isa_body.h) -- baseline, AVX2+F16C,
-// AVX-512 -- and the widest one this CPU supports is picked once, at first
-// use. FUSEDOPS_CPU_ISA=baseline|avx2|avx512 narrows the choice (to test the
-// other builds on one machine); a wider ISA than the CPU has is refused.
+// compiled four times from one source (isa_body.h) -- baseline, AVX2+F16C,
+// AVX-512, AVX-512 with BF16 (which differs only in rounding pairs of float
+// vectors to bf16) -- and the widest one this CPU supports is picked once, at
+// first use. FUSEDOPS_CPU_ISA=baseline|avx2|avx512|avx512bf16 narrows the
+// choice (to test the other builds on one machine); a wider ISA than the CPU
+// has is refused.
 //
 // Every function works on a row range of a contiguous [rows, cols] matrix;
 // the parallel split and the weight-gradient reduction live in the callers
@@ -66,6 +68,7 @@ const IsaKernels& baseline_kernels();
 #if defined(__x86_64__) || defined(_M_X64)
 const IsaKernels& avx2_kernels();
 const IsaKernels& avx512_kernels();
+const IsaKernels& avx512bf16_kernels();
 #endif
 
 // The kernels for this CPU (see above); throws std::runtime_error when

@@ -190,6 +190,26 @@ __attribute__((always_inline)) inline vu blend_halves(vu low, vu high) {
 #endif
 }
 __attribute__((always_inline)) inline void store_pair(BFloat16* p, vf2 v) {
+#if defined(FUSEDOPS_ISA_AVX512BF16)
+  // vcvtne2ps2bf16 rounds to nearest even as bf16_round_high does, but reads
+  // subnormal inputs as zero and keeps a NaN's payload: a pair with either
+  // (fpclass: quiet or signalling NaN, subnormal) takes the bit arithmetic,
+  // so the bits stay scalar.h's. Its result holds v0's 16 values, then v1's;
+  // vpermw interleaves them back into the even/odd order of load_pair. On a
+  // 2-vCPU AMD EPYC (Zen 5): the cache-resident bf16 silu forward 15% faster
+  // (NOTES.md, v24).
+  constexpr int kSpecial = 0x01 | 0x20 | 0x80;  // QNaN, subnormal, SNaN
+  const __mmask16 special = _mm512_fpclass_ps_mask((__m512)v.v0, kSpecial) |
+                            _mm512_fpclass_ps_mask((__m512)v.v1, kSpecial);
+  if (__builtin_expect(special == 0, 1)) {
+    const __m512i halves = (__m512i)_mm512_cvtne2ps_pbh((__m512)v.v1, (__m512)v.v0);
+    const __m512i interleave =
+        _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    store_raw(p, (vu)_mm512_permutexvar_epi16(interleave, halves));
+    return;
+  }
+#endif
   store_raw(p, blend_halves(bf16_round_high(v.v0) >> 16, bf16_round_high(v.v1)));
 }
 
