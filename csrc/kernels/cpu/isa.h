@@ -27,9 +27,9 @@ namespace fusedops::kernels::cpu {
 // - rms_norm backward, x and dy together, 16-bit: 1-8% slower from 1 to
 //   8 MiB, within the host's noise (-8% to +5%) at 16-32 MiB, 5-11% faster at
 //   64 MiB; at 4096 x 16384 level within the noise (v23);
-// - silu_and_mul's forward, x: 0-5% slower at 1-8 MiB, 5-22% faster at
-//   16-32 MiB, 13-23% at 64 MiB; its backward, 16-bit only: 3-13% faster at
-//   64-256 MiB, float32 level or slower (v24).
+// - silu_and_mul's forward, x: 0-5% slower at 1-8 MiB, 3-22% faster at
+//   16-32 MiB, 13-23% at 64 MiB (fastest rounds); its backward, 16-bit only:
+//   3-13% faster at 64-256 MiB, float32 level or slower (v24).
 constexpr int64_t kPrefetchMinBytes = int64_t{8} << 20;
 
 struct RowKernels {

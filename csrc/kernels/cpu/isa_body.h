@@ -269,14 +269,27 @@ __attribute__((always_inline)) inline vf2 silu_mul_grad(vf a, vf b, vf g) {
 
 // How far ahead the silu loops prefetch their inputs (with `prefetch`, isa.h).
 // On a 2-vCPU AMD EPYC (Zen 5) the hardware's own prefetch left the 16-bit
-// forward waiting on memory: 2 KiB ahead it ran 10-25% faster at 4096 x 2·4096
-// (NOTES.md, v24). 2 KiB is 32 iterations of a 16-bit AVX-512 loop. Past the
-// end of a tensor the address is only a hint (a prefetch never faults), so it
-// is formed as an integer, not as a pointer past the tensor.
+// forward waiting on memory: 2 KiB ahead it ran 19-23% faster at 4096 x 2·4096
+// (NOTES.md, v24). Past the end of a tensor the address is only a hint (a
+// prefetch never faults), so it is formed as an integer, not as a pointer
+// past the tensor.
 constexpr uintptr_t kPrefetchAheadBytes = 2048;
-__attribute__((always_inline)) inline void prefetch_ahead(const void* p) {
-  __builtin_prefetch(
-      reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + kPrefetchAheadBytes));
+
+// One prefetch per 64-byte line of the stretch of 2 * kFloatLanes elements at
+// p, kPrefetchAheadBytes ahead: two for float32 on AVX-512 (128 bytes a
+// stretch), one for 16-bit there (64), and on narrower ISAs one for the
+// stretch that starts in a line's first bytes.
+template <typename T>
+__attribute__((always_inline)) inline void prefetch_stretch(const T* p) {
+  constexpr uintptr_t kStretch = 2 * kFloatLanes * sizeof(T);
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p) + kPrefetchAheadBytes;
+  if constexpr (kStretch >= 64) {
+    for (uintptr_t line = 0; line < kStretch; line += 64) {
+      __builtin_prefetch(reinterpret_cast<const void*>(at + line));
+    }
+  } else if ((at & 63) < kStretch) {
+    __builtin_prefetch(reinterpret_cast<const void*>(at));
+  }
 }
 
 template <typename T, bool kPrefetch>
@@ -293,8 +306,8 @@ void silu_and_mul_row_range(T* out, const T* x, int64_t begin, int64_t end, int6
       // float64 keeps libm's exp (the vector exp is float-accurate only).
       for (; i + 2 * O::kLanes <= c1; i += 2 * O::kLanes) {
         if constexpr (kPrefetch) {
-          prefetch_ahead(xa + i);
-          prefetch_ahead(xb + i);
+          prefetch_stretch(xa + i);
+          prefetch_stretch(xb + i);
         }
         const vf2 a = O::load2(xa + i), b = O::load2(xb + i);
         O::store2(o + i, {silu_mul(a.v0, b.v0), silu_mul(a.v1, b.v1)});
@@ -338,9 +351,9 @@ void silu_and_mul_backward_row_range(T* grad_x, const T* grad_out, const T* x, i
     if constexpr (!std::is_same_v<T, double>) {
       for (; i + 2 * O::kLanes <= c1; i += 2 * O::kLanes) {
         if constexpr (kPrefetch) {
-          prefetch_ahead(xa + i);
-          prefetch_ahead(xb + i);
-          prefetch_ahead(dy + i);
+          prefetch_stretch(xa + i);
+          prefetch_stretch(xb + i);
+          prefetch_stretch(dy + i);
         }
         const vf2 a = O::load2(xa + i), b = O::load2(xb + i), g = O::load2(dy + i);
         const vf2 d0 = silu_mul_grad(a.v0, b.v0, g.v0), d1 = silu_mul_grad(a.v1, b.v1, g.v1);

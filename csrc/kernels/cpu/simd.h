@@ -197,7 +197,10 @@ __attribute__((always_inline)) inline void store_pair(BFloat16* p, vf2 v) {
   // so the bits stay scalar.h's. Its result holds v0's 16 values, then v1's;
   // vpermw interleaves them back into the even/odd order of load_pair. On a
   // 2-vCPU AMD EPYC (Zen 5): the cache-resident bf16 silu forward 15% faster
-  // (NOTES.md, v24).
+  // (NOTES.md, v24). fpclass follows MXCSR's denormals-are-zero: a thread that
+  // sets DAZ without flush-to-zero would see a subnormal result rounded to
+  // zero here and to a bf16 subnormal by the scalar tail. torch sets both or
+  // neither (torch.set_flush_denormal), and with both no subnormal exists.
   constexpr int kSpecial = 0x01 | 0x20 | 0x80;  // QNaN, subnormal, SNaN
   const __mmask16 special = _mm512_fpclass_ps_mask((__m512)v.v0, kSpecial) |
                             _mm512_fpclass_ps_mask((__m512)v.v1, kSpecial);
