@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import math
 import os
-import platform
 import subprocess
 import sys
 
 import pytest
 import torch
-from helpers import rounding_addends
+from helpers import CPU_ISAS, rounding_addends
 
 import fusedops
 
@@ -30,9 +29,6 @@ EPS = 1e-6
 DTYPES16 = [torch.bfloat16, torch.float16]
 # 1055: pairs, one vector and a tail of 3, 7 and 15 at 4, 8 and 16 float lanes.
 WIDTHS = [1055, 4096]
-# The builds this machine's wheel has (isa.cpp): the x86 ones only on x86.
-X86 = platform.machine().lower() in ("x86_64", "amd64")
-ISAS = ["baseline", "avx2", "avx512", "avx512bf16"] if X86 else ["baseline"]
 PROBE = "import torch, fusedops; fusedops.rms_norm(torch.ones(1, 8), torch.ones(8), 1e-6)"
 
 
@@ -108,7 +104,7 @@ def test_bf16_nan_is_one_pattern_in_every_path() -> None:
     assert torch.equal(res.view(torch.int16)[nan], torch.full((254,), 0x7FC0, dtype=torch.int16))
 
 
-@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("isa", CPU_ISAS)
 def test_every_isa_rounds_like_torch(isa: str) -> None:
     """The two tests above under each ISA build this CPU can run."""
     env = {**os.environ, "FUSEDOPS_CPU_ISA": isa}

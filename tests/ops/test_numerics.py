@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import DEVICES, DTYPES, GRAD_TOL, TOL
+from helpers import CPU_ISAS, DEVICES, DTYPES, GRAD_TOL, TOL
 
 import fusedops  # noqa: F401  (loads the extension: registers torch.ops.fusedops)
 
@@ -426,7 +426,7 @@ def test_every_cpu_isa_build_agrees(tmp_path):
     assert default.returncode == 0, default.stderr
     expected = torch.load(tmp_path / "default.pt")
     ran = []
-    for isa in ("baseline", "avx2", "avx512", "avx512bf16"):
+    for isa in CPU_ISAS:
         proc = run_with_isa(isa, tmp_path / f"{isa}.pt")
         if proc.returncode != 0 and "does not support it" in proc.stderr:
             continue  # this CPU lacks the ISA: the refusal is tested below
