@@ -29,7 +29,7 @@ namespace fusedops::kernels::cpu {
 //   64 MiB; at 4096 x 16384 level within the noise (v23);
 // - silu_and_mul's forward, x: 0-5% slower at 1-8 MiB, 3-22% faster at
 //   16-32 MiB, 13-23% at 64 MiB (fastest rounds); its backward, 16-bit only:
-//   3-13% faster at 64-256 MiB, float32 level or slower (v24).
+//   level to 17% faster at 64-256 MiB, float32 level or slower (v24).
 constexpr int64_t kPrefetchMinBytes = int64_t{8} << 20;
 
 struct RowKernels {
