@@ -85,8 +85,10 @@ def test_outputs_do_not_depend_on_their_neighbours(
 ) -> None:
     # Gates of -100 (and NaN) send their lanes to the IEEE division on CUDA;
     # every other output must keep its bits (sigmoid_vec redoes only those
-    # lanes where the fast reciprocal is not the rounded one).
+    # lanes), forward and backward: the two reciprocals, with and without the
+    # Newton step, share that fallback.
     x = randn(*shape, dtype=dtype, device=device, seed=4) * 3
+    grad = randn(shape[0], shape[-1] // 2, dtype=dtype, device=device, seed=5)
     d = shape[-1] // 2
     moved = torch.zeros(shape[0], d, dtype=torch.bool)
     moved[:, 3::37] = True
@@ -97,6 +99,10 @@ def test_outputs_do_not_depend_on_their_neighbours(
     y = torch.cat([gates, x[..., d:]], dim=-1)
     before, after = fusedops.silu_and_mul(x).cpu(), fusedops.silu_and_mul(y).cpu()
     assert torch.equal(after[~moved], before[~moved])
+    backward = torch.ops.fusedops.silu_and_mul_backward
+    before, after = backward(grad, x).cpu(), backward(grad, y).cpu()
+    both_halves = torch.cat([moved, moved], dim=-1)
+    assert torch.equal(after[~both_halves], before[~both_halves])
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -58,15 +58,14 @@ __device__ __forceinline__ float exp_neg_for_sigmoid(float a) {
 }
 
 // s[k] = sigmoid(a[k]) for a whole vector. y = 1 + exp(-a) leaves [1, 2^126)
-// only for a below about -87 or NaN; such a lane takes the IEEE division
-// (sigmoid()). By kRounded:
+// only for a below about -87 or NaN; such a lane is redone with the IEEE
+// division (sigmoid()), and only that lane, so each output's bits depend on
+// its own inputs alone, never on its neighbours or the vector width. By
+// kRounded, the in-range lanes take
 // - true: 1 / y rounded as `1.0f / y` rounds it (reciprocal_from_one), bit for
-//   bit what sigmoid() gives, so when any lane is out of range the whole
-//   vector simply takes sigmoid();
+//   bit what sigmoid() gives;
 // - false: the hardware reciprocal alone, within 1 ulp of float (PTX's bound
-//   for rcp.approx), and only the out-of-range lanes are redone, so that each
-//   output's bits depend on its own inputs alone, never on its neighbours or
-//   the vector width. Used by the 16-bit forward, whose float result a * s * b
+//   for rcp.approx). Used by the 16-bit forward, whose float result a * s * b
 //   is rounded to 16 bits: a float ulp off can only move an output lying that
 //   close to a 16-bit midpoint. An H100 A/B (NOTES.md, v24): up to 4 outputs
 //   in a million (bf16) or 15 (fp16) changed, the largest error against
@@ -90,16 +89,14 @@ __device__ __forceinline__ void sigmoid_vec(const A (&a)[V], A (&s)[V]) {
       }
     }
     if (in_range) return;
-    if constexpr (!kRounded) {
 #pragma unroll
-      for (int k = 0; k < V; ++k) {
-        if (!(1.0f + exp_neg_for_sigmoid(a[k]) < 0x1p126f)) s[k] = sigmoid(a[k]);
-      }
-      return;
+    for (int k = 0; k < V; ++k) {
+      if (!(1.0f + exp_neg_for_sigmoid(a[k]) < 0x1p126f)) s[k] = sigmoid(a[k]);
     }
-  }
+  } else {
 #pragma unroll
-  for (int k = 0; k < V; ++k) s[k] = sigmoid(a[k]);
+    for (int k = 0; k < V; ++k) s[k] = sigmoid(a[k]);
+  }
 }
 
 // The flat index space of a launch: `total` vectors of the [rows, d] output,
