@@ -58,14 +58,17 @@ __device__ __forceinline__ float exp_neg_for_sigmoid(float a) {
 }
 
 // s[k] = sigmoid(a[k]) for a whole vector. y = 1 + exp(-a) leaves [1, 2^126)
-// only for a below about -87 or NaN; such a lane is redone with the IEEE
-// division (sigmoid()), and only that lane, so each output's bits depend on
-// its own inputs alone, never on its neighbours or the vector width. By
-// kRounded, the in-range lanes take
+// only for a below about -87 or NaN; such a lane takes the IEEE division
+// (sigmoid()). By kRounded:
 // - true: 1 / y rounded as `1.0f / y` rounds it (reciprocal_from_one), bit for
-//   bit what sigmoid() gives;
+//   bit what sigmoid() gives, so when any lane is out of range the whole
+//   vector simply takes sigmoid() (redoing only those lanes, as below, gives
+//   the same bits but made the bf16 backward at 1024 x 2048 2.4% slower on
+//   an H100: NOTES.md, v25);
 // - false: the hardware reciprocal alone, within 1 ulp of float (PTX's bound
-//   for rcp.approx). Used by the 16-bit forward, whose float result a * s * b
+//   for rcp.approx), and only the out-of-range lanes are redone, so that each
+//   output's bits depend on its own inputs alone, never on its neighbours or
+//   the vector width. Used by the 16-bit forward, whose float result a * s * b
 //   is rounded to 16 bits: a float ulp off can only move an output lying that
 //   close to a 16-bit midpoint. An H100 A/B (NOTES.md, v24): up to 4 outputs
 //   in a million (bf16) or 15 (fp16) changed, the largest error against
@@ -89,14 +92,16 @@ __device__ __forceinline__ void sigmoid_vec(const A (&a)[V], A (&s)[V]) {
       }
     }
     if (in_range) return;
+    if constexpr (!kRounded) {
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      if (!(1.0f + exp_neg_for_sigmoid(a[k]) < 0x1p126f)) s[k] = sigmoid(a[k]);
+      for (int k = 0; k < V; ++k) {
+        if (!(1.0f + exp_neg_for_sigmoid(a[k]) < 0x1p126f)) s[k] = sigmoid(a[k]);
+      }
+      return;
     }
-  } else {
-#pragma unroll
-    for (int k = 0; k < V; ++k) s[k] = sigmoid(a[k]);
   }
+#pragma unroll
+  for (int k = 0; k < V; ++k) s[k] = sigmoid(a[k]);
 }
 
 // The flat index space of a launch: `total` vectors of the [rows, d] output,
