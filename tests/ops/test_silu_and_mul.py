@@ -84,9 +84,10 @@ def test_outputs_do_not_depend_on_their_neighbours(
     device: str, dtype: torch.dtype, shape: tuple[int, int]
 ) -> None:
     # Gates of -100 (and NaN) send their lanes to the IEEE division on CUDA;
-    # every other output must keep its bits (sigmoid_vec redoes only those
-    # lanes), forward and backward: the two reciprocals, with and without the
-    # Newton step, share that fallback.
+    # every other output must keep its bits, forward and backward. The 16-bit
+    # forward redoes only those lanes (its fast reciprocal is not the IEEE
+    # one); the float32 forward and the backward redo the whole vector, which
+    # keeps the bits only while their fast path is exactly the IEEE result.
     x = randn(*shape, dtype=dtype, device=device, seed=4) * 3
     grad = randn(shape[0], shape[-1] // 2, dtype=dtype, device=device, seed=5)
     d = shape[-1] // 2
