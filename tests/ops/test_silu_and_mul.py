@@ -204,8 +204,9 @@ def test_cuda_every_vector_width_band(dtype: torch.dtype, vectors: int) -> None:
     d = 16 // dtype.itemsize  # one 16-byte vector of output a row
     x = randn(vectors, 2 * d, dtype=dtype, device="cuda") * 3
     # Gates of -100 and NaN leave the sigmoid's fast range (1 + exp(-a) past
-    # 2^126): their lanes take the IEEE division, in whichever width the band
-    # picked, and the other lanes of that vector must still be right.
+    # 2^126): their lanes take the IEEE division (the 16-bit forward redoes just
+    # those lanes, the other kernels the whole vector), in whichever width the
+    # band picked, and the other lanes of that vector must still be right.
     x[::97, 0] = -100.0
     x[1::89, d - 1] = float("nan")
     grad = randn(vectors, d, dtype=dtype, device="cuda", seed=5)
