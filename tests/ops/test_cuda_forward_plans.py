@@ -14,8 +14,7 @@ do 16-bit rows that fill their block in the latency build for the fused add at
 8 (1 or 2 vectors a thread), 16 and 32 warps and rms_norm at 8 warps of 1 vector
 a thread and at 32 (UNCHECKED_16_BIT below); every other row keeps them.
 Batches of more rows than the L2 holds take builds that prefetch rows ahead
-into the L2; they too must give the same bits, and so must the 16-bit fused
-add's build that reads its row again after the reduction (REREAD). On sm_90+
+into the L2; they too must give the same bits. On sm_90+
 a few long rows run split over a thread block cluster (CLUSTER below), with the
 same bits again.
 """
@@ -159,29 +158,23 @@ FLAG = {"true": True, "1": True, "false": False, "0": False}
 
 
 def single_pass_args(names: list[str]) -> list[list[str]]:
-    """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch, kReread>
-    of each single-pass forward kernel among `names` (kernels_of's demangled names)."""
+    """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch> of each
+    single-pass forward kernel among `names` (kernels_of's demangled names)."""
     found = (SINGLE_PASS.search(name) for name in names)
     return [[arg.strip() for arg in m.group(1).split(",")] for m in found if m]
 
 
-def single_pass_flags(call, index: int) -> list[bool]:
-    """The bool template argument at `index` (6: kPrefetch, 7: kReread) of each
-    single-pass forward kernel `call` launches, from the demangled names
-    torch.profiler records."""
+def prefetch_flags(call) -> list[bool]:
+    """The kPrefetch argument (the last template argument) of each single-pass
+    forward kernel `call` launches, from the demangled names torch.profiler
+    records."""
     names = kernels_of(call)
     flags = []
     for args in single_pass_args(names):
-        assert len(args) == 8, f"<{', '.join(args)}>: expected 8 template arguments"
-        assert args[index] in FLAG, f"argument {index} of <{', '.join(args)}> is not a bool"
-        flags.append(FLAG[args[index]])
+        assert args[-1] in FLAG, f"kPrefetch of <{', '.join(args)}> is {args[-1]!r}, not a bool"
+        flags.append(FLAG[args[-1]])
     assert flags, f"no single-pass forward kernel among the profiled kernels {names}"
     return flags
-
-
-def prefetch_flags(call) -> list[bool]:
-    """kPrefetch of each single-pass forward kernel `call` launches."""
-    return single_pass_flags(call, 6)
 
 
 @pytest.mark.parametrize(("dtype", "hidden"), PAST_L2, ids=str)
@@ -214,50 +207,6 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     assert prefetch_flags(lambda: fusedops.fused_add_rms_norm(x[:chunk], r[:chunk], w, EPS)) == [
         False
     ]
-
-
-# The 16-bit fused add at 2 vectors a thread with a runtime warp count (hidden
-# 4096: 256 threads, 8192: 512) has a build that reads its row again after the
-# reduction (kReread, reread_one_wave in rms_norm.cu), launched only where it
-# makes the batch one wave instead of two. On sm_90 it runs 4 blocks of 512
-# and 8 of 256 an SM, the holding build 2 and 4-5: in units of the GPU's SMs,
-# 3 rows of 8192 and 7 of 4096 lie in that band for both dtypes; 1 SM's worth
-# and 9 (and 5 of 8192) do not. Elsewhere the bits are checked, not the build
-# (only sm_80 and sm_90 hold it to the registers that give it more blocks).
-REREAD = [  # (hidden, rows in SMs, re-reading on sm_90)
-    (4096, 1, False),
-    (4096, 7, True),
-    (4096, 9, False),
-    (8192, 1, False),
-    (8192, 3, True),
-    (8192, 5, False),
-]
-
-
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
-@pytest.mark.parametrize(("hidden", "sms_of_rows", "reread"), REREAD, ids=str)
-def test_fused_add_rereading_build_gets_the_same_bits(
-    dtype: torch.dtype, hidden: int, sms_of_rows: int, reread: bool
-) -> None:
-    """The re-reading build runs in its band on sm_90 and gives the latency build's
-    bits: the batch against the same rows in chunks of one row per SM."""
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    rows = sms * sms_of_rows + 1
-    x, r, w = norm_inputs(rows, hidden, dtype)
-    out, res = fusedops.fused_add_rms_norm(x, r, w, EPS)
-    chunks = [
-        fusedops.fused_add_rms_norm(x[k : k + sms], r[k : k + sms], w, EPS)
-        for k in range(0, rows, sms)
-    ]
-    for name, got, parts in zip(
-        ("out", "residual"), (out, res), zip(*chunks, strict=True), strict=True
-    ):
-        want = torch.cat(parts)
-        assert torch.equal(got.view(torch.int16), want.view(torch.int16)), f"{name}, {rows} rows"
-    assert_close(out, ref_rms_norm(x + r, w, EPS), dtype)
-    if torch.cuda.get_device_capability() == (9, 0):
-        flags = single_pass_flags(lambda: fusedops.fused_add_rms_norm(x, r, w, EPS), 7)
-        assert flags == [reread], f"kReread at {rows} rows of {hidden}: {flags}"
 
 
 # A few rows whose single-pass block has 512 threads or more (the fused add) or

@@ -572,21 +572,6 @@ __device__ __forceinline__ void keep_packed(VecT& v) {
   asm volatile("" : "+r"(u.x), "+r"(u.y), "+r"(u.z), "+r"(u.w));
 }
 
-// A 16-byte vector this thread stored earlier in the kernel, read back from
-// memory (the L2). volatile, so that the compiler does not forward the stored
-// value, which would keep it in registers: see reread_one_wave.
-template <typename VecT>
-__device__ __forceinline__ VecT reload_own_store(const VecT* p) {
-  static_assert(sizeof(VecT) == 16, "16-byte vectors only");
-  uint4 u;
-  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
-               : "l"(p));
-  VecT v;
-  reinterpret_cast<uint4&>(v) = u;
-  return v;
-}
-
 // a = a + b, rounded once to T. 16-bit types add packed pairs (one HADD2 per
 // two elements; bf16 on sm_80/86 is an HFMA2 by 1.0, on sm_75 the float path
 // itself) instead of widening both to float, adding and narrowing: the fused
@@ -665,18 +650,12 @@ constexpr int single_pass_min_blocks() {
 #else
 #define FUSEDOPS_HOLD_FLOAT_ADD_C2 false
 #endif
-// Likewise 2 for the re-reading build (kReread, reread_one_wave): it holds
-// nothing across the reduction, and at 32 registers it runs 4 blocks of 512
-// threads an SM (8 of 256) where the holding build (48-52) runs 2 (5). No
-// spill on sm_80 or sm_90; elsewhere it is not held, so it gains no blocks
-// and reread_one_wave never picks it.
-template <typename T, int C, bool kAdd, bool kFewRows, bool kFull, bool kPrefetch, bool kReread>
+template <typename T, int C, bool kAdd, bool kFewRows, bool kFull, bool kPrefetch>
 constexpr int single_pass_kernel_min_blocks() {
   if (FUSEDOPS_HOLD_FLOAT_ADD_C2 && sizeof(T) == 4 && kAdd && C == 2 && !kFewRows && kFull &&
       !kPrefetch) {
     return 2;
   }
-  if (FUSEDOPS_HOLD_FLOAT_ADD_C2 && kReread) return 2;
   return single_pass_min_blocks<T, C, kAdd, kFewRows>();
 }
 #undef FUSEDOPS_HOLD_FLOAT_ADD_C2
@@ -807,13 +786,10 @@ constexpr int single_pass_max_threads() {
 // kWarps: the block's warp count when it is fixed at compile time (see
 // launch_with_warps), else 0 (read from blockDim). kFull: every thread's C
 // vectors are in the row, so nothing is bounds-checked (fixed_warps_built).
-// kReread (the fused add, reread_one_wave): the row is read again from
-// residual_out after the reduction, and the weight late, instead of being held.
-template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch,
-          bool kReread = false>
+template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch>
 __global__ void __launch_bounds__(
     single_pass_max_threads<T, C, kAdd, kFewRows, kWarps, kFull>(),
-    single_pass_kernel_min_blocks<T, C, kAdd, kFewRows, kFull, kPrefetch, kReread>())
+    single_pass_kernel_min_blocks<T, C, kAdd, kFewRows, kFull, kPrefetch>())
     rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
                                     const T* __restrict__ x, const T* __restrict__ residual,
                                     const T* __restrict__ weight, int64_t rows, int hidden,
@@ -822,9 +798,7 @@ __global__ void __launch_bounds__(
   using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   using VecT = Vec<T, V>;
-  static_assert(!kReread || (kAdd && !kFewRows), "re-reads residual_out, in occupancy builds");
-  constexpr bool kEarlyWeight =
-      !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>() && !kReread;
+  constexpr bool kEarlyWeight = !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   constexpr bool kGuardWeight = weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   // The guard tests threadIdx.x, not each vector's index: it is there for the
   // compiler (weight_guarded_build), and only a full row may skip the checks.
@@ -891,9 +865,6 @@ __global__ void __launch_bounds__(
     for (int c = 0; c < C; ++c) {
       const int i = threadIdx.x + c * stride;
       if (kFull || i < nvec) {
-        if constexpr (kReread) {
-          xv[c] = reload_own_store(reinterpret_cast<const VecT*>(residual_out + offset) + i);
-        }
         keep_packed(xv[c]);
         if constexpr (kEarlyWeight) {
           keep_packed(wv[c]);
@@ -1170,41 +1141,9 @@ constexpr bool prefetch_built(bool runtime_warps) {
   return !runtime_warps || single_pass_min_blocks<T, C, kAdd, false>() == 1;
 }
 
-// The 16-bit fused add's occupancy build at C = 2 with a runtime warp count
-// and no prefetch (hidden 4096 and 8192, from more rows than SMs up to where
-// the prefetch starts) holds x + residual and the weight across the
-// reduction in 48-52 registers: 2 blocks of 512 threads an SM, 5 of 256. Its
-// re-reading build (kReread) holds neither, like torch.compile's kernel:
-// 32 registers, 4 and 8 blocks. The values and their order are the same, so
-// are the bits. Reading the row again costs an L2 round trip a row, which
-// only pays where it makes the launch one wave instead of two. H100, against
-// the holding build (NOTES.md v26): one wave instead of two, 1024 x 4096
-// 5.5-5.8% faster, 512 x 8192 2.0-3.9%; one wave either way (256 rows) up to
-// 8.3% slower; two waves instead of three (1536 x 4096) 5.9-6.7% slower; the
-// prefetching builds (0.4-2.2%) and rms_norm (1-15%) slower re-reading too.
-template <typename T>
-bool reread_one_wave(int64_t rows, int threads, const DeviceLimits& device) {
-  if constexpr (sizeof(T) != 2) {
-    return false;
-  } else {
-    const int index = current_device();
-    const int holding = blocks_per_sm(
-        reinterpret_cast<const void*>(
-            rms_norm_fwd_single_pass_kernel<T, 2, true, false, 0, false, false, false>),
-        threads, index);
-    const int rereading = blocks_per_sm(
-        reinterpret_cast<const void*>(
-            rms_norm_fwd_single_pass_kernel<T, 2, true, false, 0, false, false, true>),
-        threads, index);
-    return rows > int64_t{holding} * device.sm_count &&
-           rows <= int64_t{rereading} * device.sm_count;
-  }
-}
-
-// full: the row fills the block (vectors == C x threads). reread: launch the
-// re-reading build where one is built (reread_one_wave).
+// full: the row fills the block (vectors == C x threads).
 template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, typename Go>
-void launch_with_warps(int threads, bool full, bool reread, const Go& go) {
+void launch_with_warps(int threads, bool full, const Go& go) {
   constexpr bool kFixedPf = kPrefetch && prefetch_built<T, C, kAdd>(false);
   if (launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 4>(threads, full, go) ||
       launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 8>(threads, full, go) ||
@@ -1213,12 +1152,6 @@ void launch_with_warps(int threads, bool full, bool reread, const Go& go) {
     return;
   }
   constexpr bool kRuntimePf = kPrefetch && prefetch_built<T, C, kAdd>(true);
-  if constexpr (sizeof(T) == 2 && kAdd && C == 2 && !kFewRows && !kRuntimePf) {
-    if (reread) {
-      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, false, true>);
-      return;
-    }
-  }
   go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf>);
 }
 
@@ -1348,25 +1281,24 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
                                          prefetch);
   };
   const bool full = nvec == int64_t{c} * threads;  // no thread slot past the row
-  bool reread = false;                             // set for the occupancy build below
   auto pick = [&](auto few_rows, auto prefetching) {
     constexpr bool kFew = decltype(few_rows)::value;
     constexpr bool kPf = decltype(prefetching)::value;
     if (residual != nullptr) {
-      if (c == 1) return launch_with_warps<T, 1, true, kFew, kPf>(threads, full, false, go);
+      if (c == 1) return launch_with_warps<T, 1, true, kFew, kPf>(threads, full, go);
       if constexpr (single_pass_max_c<T>(true) == 4) {
-        if (c == 4) return launch_with_warps<T, 4, true, kFew, kPf>(threads, full, false, go);
+        if (c == 4) return launch_with_warps<T, 4, true, kFew, kPf>(threads, full, go);
       }
       // c == 2: single_pass_fits
-      return launch_with_warps<T, 2, true, kFew, kPf>(threads, full, reread, go);
+      return launch_with_warps<T, 2, true, kFew, kPf>(threads, full, go);
     }
     switch (c) {
       case 1:
-        return launch_with_warps<T, 1, false, kFew, kPf>(threads, full, false, go);
+        return launch_with_warps<T, 1, false, kFew, kPf>(threads, full, go);
       case 2:
-        return launch_with_warps<T, 2, false, kFew, kPf>(threads, full, false, go);
+        return launch_with_warps<T, 2, false, kFew, kPf>(threads, full, go);
       default:
-        return launch_with_warps<T, 4, false, kFew, kPf>(threads, full, false, go);
+        return launch_with_warps<T, 4, false, kFew, kPf>(threads, full, go);
     }
   };
   // At most one block per SM: the latency build (see single_pass_min_blocks),
@@ -1382,7 +1314,6 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     return pick(std::true_type{}, std::false_type{});
   }
   if (prefetch.rows_below > 0) return pick(std::false_type{}, std::true_type{});
-  reread = residual != nullptr && c == 2 && reread_one_wave<T>(rows, threads, device);
   return pick(std::false_type{}, std::false_type{});
 }
 
