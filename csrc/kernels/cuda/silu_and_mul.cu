@@ -99,7 +99,8 @@ __device__ __forceinline__ void sigmoid_vec(const A (&a)[V], A (&s)[V]) {
       }
     }
     if (in_range) return;
-    // Cold (a NaN, or a below about -87): y is computed again, not kept.
+    // Cold (a NaN, or a below about -87). kRounded: every lane takes sigmoid();
+    // otherwise only the lanes out of range, whose y is computed again, not kept.
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       if (kRounded || !(1.0f + exp_neg_for_sigmoid(a[k]) < kReciprocalLimit)) s[k] = sigmoid(a[k]);

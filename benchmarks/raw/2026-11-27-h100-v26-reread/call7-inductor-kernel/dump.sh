@@ -1,4 +1,4 @@
-# v26 call 6: torch.compile's fused-add kernel as the sweep builds it (1024 x 8192 fp16 and bf16):
+# v26 call 7 (call 6 ran it before fusedops was installed and failed): torch.compile's fused-add kernel as the sweep builds it (1024 x 8192 fp16 and bf16):
 # inductor's Triton source, Triton's PTX and the cubin's SASS, to read its loads' cache policies.
 set -u
 export TORCHINDUCTOR_CACHE_DIR=/tmp/ic TRITON_CACHE_DIR=/tmp/tc
