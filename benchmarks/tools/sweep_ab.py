@@ -16,24 +16,20 @@ from one build's runs is an error, not a silent gap. A script, not a test.
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
-from collections import defaultdict
+from pathlib import Path
+
+from ncu_miss_table import sweep_times
 
 Shape = tuple[str, str, int, int]
 
 
 def read_runs(paths: list[str], impl: str) -> list[dict[Shape, float]]:
-    """One {shape: µs} per file, the rows of `impl` only."""
+    """One {shape: µs} per file (one run), the rows of `impl` only."""
     runs = []
     for path in paths:
-        times: dict[Shape, float] = {}
-        with open(path, newline="") as f:
-            for row in csv.DictReader(f):
-                if row["impl"] == impl:
-                    shape = (row["op"], row["dtype"], int(row["rows"]), int(row["hidden"]))
-                    times[shape] = float(row["us"])
+        times = {shape: t[impl] for shape, t in sweep_times([Path(path)]).items() if impl in t}
         if not times:
             raise SystemExit(f"{path}: no {impl} rows")
         runs.append(times)
@@ -47,11 +43,7 @@ def fastest(runs: list[dict[Shape, float]], side: str) -> dict[Shape, float]:
         if set(run) != shapes:
             missing = sorted(shapes ^ set(run))[:3]
             raise SystemExit(f"{side} run {k} has other shapes than run 1 (e.g. {missing})")
-    best: dict[Shape, float] = defaultdict(lambda: float("inf"))
-    for run in runs:
-        for shape, us in run.items():
-            best[shape] = min(best[shape], us)
-    return dict(best)
+    return {shape: min(run[shape] for run in runs) for shape in shapes}
 
 
 def noise(runs: list[dict[Shape, float]]) -> list[float]:
