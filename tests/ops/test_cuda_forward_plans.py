@@ -7,7 +7,9 @@ weight loaded late), then
 the two-pass kernel; rows that are not whole 16-byte vectors take the scalar
 kernel. Hidden sizes below are in elements; a bf16/fp16 vector holds 8, fp32 4.
 The single-pass kernel has a build for at most one row per SM (latency) and
-one for more rows (occupancy); both must give the same bits. float32 rows of
+one for more rows (occupancy); both must give the same bits. A batch of more
+rows than SMs whose latency blocks all fit on the GPU at once takes the latency
+build too, unless its block has 1 vector a thread or loads the weight late. float32 rows of
 2 or 4 vectors a thread that fill a block of 8, 16 or 32 warps exactly
 (power-of-two hidden 2048-16384) take a build without bounds checks, and so
 do 16-bit rows that fill their block in the latency build for the fused add at
@@ -50,9 +52,17 @@ HIDDEN = {
 CASES = [(dtype, hidden) for dtype, hiddens in HIDDEN.items() for hidden in hiddens]
 
 
-def more_rows_than_sms() -> int:
-    """A batch that takes the single-pass kernel's occupancy build."""
-    return torch.cuda.get_device_properties(0).multi_processor_count + 1
+def sm_count() -> int:
+    return torch.cuda.get_device_properties(0).multi_processor_count
+
+
+def occupancy_batch(dtype: torch.dtype, hidden: int) -> int:
+    """A batch of rows of `hidden` that takes the single-pass kernel's occupancy build
+    for both ops: more blocks than the GPU holds at once (no GPU holds more than 2048
+    threads an SM). A smaller batch of more rows than SMs may take the latency build
+    (latency_build_in_one_wave in rms_norm.cu)."""
+    threads = [t for add in (False, True) if (t := single_pass_threads(dtype, hidden, add))]
+    return sm_count() * (2048 // min(threads, default=2048)) + 1
 
 
 def norm_inputs(rows: int, hidden: int, dtype: torch.dtype) -> tuple[Tensor, Tensor, Tensor]:
@@ -85,10 +95,12 @@ def assert_same_bits(got: Sequence[Tensor], want: Sequence[Tensor], where: str) 
 
 
 @pytest.mark.parametrize(("dtype", "hidden"), CASES, ids=str)
-@pytest.mark.parametrize("rows", [1, 3, "more-than-SMs"])
+@pytest.mark.parametrize("rows", [1, 3, "more-than-SMs", "occupancy"])
 def test_forward_at_plan_edges(dtype: torch.dtype, hidden: int, rows: int | str) -> None:
     if rows == "more-than-SMs":
-        rows = more_rows_than_sms()
+        rows = sm_count() + 1
+    elif rows == "occupancy":
+        rows = occupancy_batch(dtype, hidden)
     x, r, w = norm_inputs(rows, hidden, dtype)
     # Poison the memory the outputs will be allocated from: an element the
     # kernel does not write stays NaN and fails the comparison.
@@ -129,9 +141,9 @@ SAME_BITS = [
 @pytest.mark.parametrize(("dtype", "hidden"), SAME_BITS, ids=str)
 def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) -> None:
     """One row alone (the latency build, or on sm_90+ the cluster kernel for long rows)
-    and inside a batch of more rows than the GPU has SMs (the occupancy build) must
-    give bit-identical outputs."""
-    rows = more_rows_than_sms() + 4
+    and inside a batch of more rows than the GPU holds blocks at once (the occupancy
+    build) must give bit-identical outputs."""
+    rows = occupancy_batch(dtype, hidden) + 4
     x, r, w = norm_inputs(rows, hidden, dtype)
     batch = forwards(x, r, w)
     for k in (0, rows // 2, rows - 1):
@@ -275,7 +287,7 @@ def test_few_rows_split_over_a_cluster_get_the_same_bits(dtype: torch.dtype, hid
     cluster kernel ran with the K the plan gives (the bits alone cannot show it)."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread block clusters need sm_90 or newer")
-    x, r, w = norm_inputs(more_rows_than_sms() + 4, hidden, dtype)
+    x, r, w = norm_inputs(occupancy_batch(dtype, hidden), hidden, dtype)
     batch = forwards(x, r, w)
     assert cluster_blocks(lambda: fusedops.rms_norm(x, w, EPS)) == []
     for rows in (1, 8, 9, 33, 34, 66, 67):
@@ -315,8 +327,8 @@ def test_16_bit_latency_blocks_run_unchecked_where_built(
 ) -> None:
     """The unchecked 16-bit latency kernels run where the plan builds them (the kernel
     names show it; the bits alone cannot) and give the occupancy build's bits."""
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    x, r, w = norm_inputs(sms + 4, hidden, dtype)
+    sms = sm_count()
+    x, r, w = norm_inputs(occupancy_batch(dtype, hidden), hidden, dtype)
     batch = forwards(x, r, w)
     launched = single_pass_args(kernels_of(forward_call(x[:sms], r[:sms] if add else None, w)))
     assert len(launched) == 1, launched
@@ -347,11 +359,11 @@ def test_fused_add_residual_is_torchs_sum_for_every_bit_pattern(
     w = torch.ones(hidden, dtype=dtype, device="cuda")
     xs = [torch.full_like(r, v) for v in rounding_addends(dtype)]
     if build == "latency":  # one x value a call: at most one row per SM
-        if r.shape[0] >= more_rows_than_sms():
+        if r.shape[0] > sm_count():
             pytest.skip(f"{r.shape[0]} rows are more than this GPU's SMs")
         pairs = list(zip(xs, [r] * len(xs), strict=True))
-    else:  # every value in one batch of more rows than SMs
-        reps = -(-more_rows_than_sms() // (r.shape[0] * len(xs)))
+    else:  # every value in one batch past the latency build's wave
+        reps = -(-occupancy_batch(dtype, hidden) // (r.shape[0] * len(xs)))
         pairs = [(torch.cat(xs).repeat(reps, 1), r.repeat(len(xs) * reps, 1))]
     for x, rr in pairs:
         _, res = fusedops.fused_add_rms_norm(x, rr, w, EPS)
@@ -361,3 +373,42 @@ def test_fused_add_residual_is_torchs_sum_for_every_bit_pattern(
         torch.testing.assert_close(
             res.view(torch.int16), expected.view(torch.int16), rtol=0, atol=0
         )
+
+
+# A batch of more rows than SMs whose latency blocks all fit on the GPU at once
+# (twice the SMs: at least 2 blocks of up to 512 threads fit an SM on any arch,
+# 64 registers each at most) takes the latency build (kFewRows), except blocks
+# of 1 vector a thread and those that load the weight late, which measured
+# slower so (latency_build_in_one_wave). Past one wave: the occupancy build.
+ONE_WAVE = [  # (dtype, hidden, fused add, latency build at twice the SMs)
+    (torch.bfloat16, 4096, False, True),  # C = 2, 8 warps
+    (torch.float16, 4096, True, True),  # C = 2, 8 warps, unchecked
+    (torch.bfloat16, 8192, True, True),  # C = 2, 16 warps, unchecked
+    (torch.bfloat16, 6000, False, True),  # C = 2, 12 warps: a runtime warp count
+    (torch.float32, 2048, False, True),  # C = 2, 8 warps, unchecked
+    (torch.float32, 4096, True, True),  # C = 2, 16 warps
+    (torch.bfloat16, 2048, True, False),  # C = 1
+    (torch.float32, 1000, False, False),  # C = 1, 8 warps, checked
+    (torch.float32, 4096, False, False),  # C = 4, 8 warps: the weight late
+    (torch.float32, 8192, False, False),  # C = 4, 16 warps: the weight late
+]
+
+
+@pytest.mark.parametrize(("dtype", "hidden", "add", "latency"), ONE_WAVE, ids=str)
+def test_a_batch_of_one_wave_takes_the_latency_build(
+    dtype: torch.dtype, hidden: int, add: bool, latency: bool
+) -> None:
+    """Twice as many rows as SMs take the latency build where the plan says so (the
+    kernel names show it), a batch past one wave the occupancy build, and the two
+    give the same bits."""
+    x, r, w = norm_inputs(occupancy_batch(dtype, hidden), hidden, dtype)
+    wave = 2 * sm_count()
+
+    def few_rows_flags(rows: int) -> list[bool]:
+        call = forward_call(x[:rows], r[:rows] if add else None, w)
+        return [FLAG[args[3]] for args in single_pass_args(kernels_of(call))]
+
+    assert few_rows_flags(wave) == [latency]
+    assert few_rows_flags(x.shape[0]) == [False]
+    batch = forwards(x, r, w)
+    assert_same_bits(forwards(x[:wave], r[:wave], w), [b[:wave] for b in batch], f"{wave} rows")

@@ -611,7 +611,9 @@ __device__ __forceinline__ double inv_rms(double sum_sq, double inv_hidden, doub
 }
 
 // Two builds of each kernel, chosen by the row count (launch_fwd_single_pass):
-// kFewRows for at most one block per SM, where latency is all that counts and
+// kFewRows for at most one block per SM (and, for most blocks, a batch whose
+// blocks of this build all fit at once: latency_build_in_one_wave), where
+// latency is all that counts and
 // the short second reduction level may take a few more registers; otherwise
 // the kernel keeps the register budget it was measured with (32 for C = 1,
 // and for C = 2 without the add: full occupancy), which large batches need.
@@ -1109,17 +1111,21 @@ constexpr bool fixed_warps_built(int warps) {
 
 // If the block has kWarps warps: launches the kFull build when the row fills
 // the block and one is built, else the checked fixed-count build if built.
+// go(kernel, late_weight): late_weight says whether that kernel loads its
+// weight after the reduction (late_weight_build).
 template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, int kWarps, typename Go>
 bool launch_fixed_warps(int threads, bool full, const Go& go) {
   if (threads != kWarps * 32) return false;
   if constexpr (fixed_warps_built<T, C, kAdd, true, kFewRows>(kWarps)) {
     if (full) {
-      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true, kPrefetch>);
+      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true, kPrefetch>,
+         late_weight_build<T, C, kAdd, kFewRows, kWarps, true>());
       return true;
     }
   }
   if constexpr (fixed_warps_built<T, C, kAdd, false, kFewRows>(kWarps)) {
-    go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false, kPrefetch>);
+    go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false, kPrefetch>,
+       late_weight_build<T, C, kAdd, kFewRows, kWarps, false>());
     return true;
   }
   return false;
@@ -1152,7 +1158,8 @@ void launch_with_warps(int threads, bool full, const Go& go) {
     return;
   }
   constexpr bool kRuntimePf = kPrefetch && prefetch_built<T, C, kAdd>(true);
-  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf>);
+  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf>,
+     late_weight_build<T, C, kAdd, kFewRows, 0, false>());
 }
 
 // Blocks per row for the cluster kernel, 1 for the single-pass kernel.
@@ -1257,6 +1264,36 @@ bool launch_fwd_cluster(T* out, T* residual_out, const T* x, const T* residual, 
   }
 }
 
+// Whether a batch of more rows than SMs takes the latency build (kFewRows)
+// instead of the occupancy build: when every row's block of the latency build
+// is resident at once (one wave), the occupancy build's register budget buys
+// no more blocks in flight, and the latency build's shorter reduction (and
+// unchecked blocks) are on each row's path. Both builds add in the same order,
+// so the bits do not change. H100, sm_90 builds taking turns (NOTES.md v27):
+// at 200-768 rows, 51 shapes took the latency build; 33 ran faster by more
+// than 1% (float32 rms_norm 512 x 2048: 3.28 -> 3.02 us; the fp16 fused add
+// 256 x 4096: 3.13 -> 3.03), two slower by 1.3-1.7%, inside what the shapes
+// that kept their kernel moved (up to 2.6%). Two kinds of block were slower
+// so and keep the occupancy build:
+// - those that load the weight late (late_weight_build): float32 rms_norm
+//   512 x 4096 10% slower, 256 x 8192 3.7%;
+// - one vector a thread (the caller's c >= 2; 16-bit hidden 2048): the fused
+//   add at 512 rows 1.8-3.3% slower.
+// Not for double (unmeasured). pick_latency(probe) runs the latency build's
+// choice of kernel with probe in place of the launch.
+template <typename PickLatency>
+bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
+                               const PickLatency& pick_latency) {
+  const void* kernel = nullptr;
+  bool late_weight = false;
+  pick_latency([&](auto k, bool late) {
+    kernel = reinterpret_cast<const void*>(k);
+    late_weight = late;
+  });
+  if (late_weight) return false;
+  return rows <= int64_t{sm_count} * blocks_per_sm(kernel, threads, current_device());
+}
+
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
 // doubled while the row would need more than 1024 threads; the caller checked
 // single_pass_fits.
@@ -1276,29 +1313,29 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
   const DeviceLimits& device = current_limits();
   const RowPrefetch prefetch = RowPrefetch::plan(rows, hidden * static_cast<int64_t>(sizeof(T)),
                                                  residual != nullptr ? 2 : 1, device.l2_bytes);
-  auto go = [&](auto kernel) {
+  auto go = [&](auto kernel, bool /*late_weight*/) {
     kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, h, inv_h, e,
                                          prefetch);
   };
   const bool full = nvec == int64_t{c} * threads;  // no thread slot past the row
-  auto pick = [&](auto few_rows, auto prefetching) {
+  auto pick = [&](auto few_rows, auto prefetching, const auto& launch) {
     constexpr bool kFew = decltype(few_rows)::value;
     constexpr bool kPf = decltype(prefetching)::value;
     if (residual != nullptr) {
-      if (c == 1) return launch_with_warps<T, 1, true, kFew, kPf>(threads, full, go);
+      if (c == 1) return launch_with_warps<T, 1, true, kFew, kPf>(threads, full, launch);
       if constexpr (single_pass_max_c<T>(true) == 4) {
-        if (c == 4) return launch_with_warps<T, 4, true, kFew, kPf>(threads, full, go);
+        if (c == 4) return launch_with_warps<T, 4, true, kFew, kPf>(threads, full, launch);
       }
       // c == 2: single_pass_fits
-      return launch_with_warps<T, 2, true, kFew, kPf>(threads, full, go);
+      return launch_with_warps<T, 2, true, kFew, kPf>(threads, full, launch);
     }
     switch (c) {
       case 1:
-        return launch_with_warps<T, 1, false, kFew, kPf>(threads, full, go);
+        return launch_with_warps<T, 1, false, kFew, kPf>(threads, full, launch);
       case 2:
-        return launch_with_warps<T, 2, false, kFew, kPf>(threads, full, go);
+        return launch_with_warps<T, 2, false, kFew, kPf>(threads, full, launch);
       default:
-        return launch_with_warps<T, 4, false, kFew, kPf>(threads, full, go);
+        return launch_with_warps<T, 4, false, kFew, kPf>(threads, full, launch);
     }
   };
   // At most one block per SM: the latency build (see single_pass_min_blocks),
@@ -1311,10 +1348,16 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
         return;
       }
     }
-    return pick(std::true_type{}, std::false_type{});
+    return pick(std::true_type{}, std::false_type{}, go);
   }
-  if (prefetch.rows_below > 0) return pick(std::false_type{}, std::true_type{});
-  return pick(std::false_type{}, std::false_type{});
+  if (prefetch.rows_below > 0) return pick(std::false_type{}, std::true_type{}, go);
+  if (!std::is_same_v<T, double> && c >= 2 &&
+      latency_build_in_one_wave(rows, threads, device.sm_count, [&](const auto& probe) {
+        pick(std::true_type{}, std::false_type{}, probe);
+      })) {
+    return pick(std::true_type{}, std::false_type{}, go);
+  }
+  return pick(std::false_type{}, std::false_type{}, go);
 }
 
 template <typename T>
