@@ -63,10 +63,13 @@ def main() -> None:
             (100, 16384),
             (3, 40000),
             (1, 65536),
-            # More rows than any GPU has SMs: the forward's occupancy build
-            # (the shapes above take its one-row-per-SM latency build). One
-            # row per block still: the scratch parity only alternates past 2^30 rows.
+            # More rows than any GPU has SMs. 300: one wave of latency blocks
+            # on an H100, which takes the latency build for most blocks, several
+            # a SM; 1200: past that wave, the forward's occupancy build (the
+            # shapes above take the one-row-per-SM latency build). One row per
+            # block still: the scratch parity only alternates past 2^30 rows.
             (300, 4096),
+            (1200, 4096),
             # Long backward rows, several a block: fp32 12288 and 16384 in the register
             # kernel at 8 vectors a thread; the two-pass kernel for double 6144, and
             # double 8192 (16-warp blocks) with its floor of 8 rows a block. 8196 and
