@@ -61,6 +61,11 @@ def main() -> None:
             # 16-bit 8192 (fused add) and 16384 take its unchecked kernels.
             (100, 8192),
             (100, 16384),
+            # 16-bit rows of 2049-4096 vectors: the fused add at 4 vectors a
+            # thread with its weight loaded late (a cluster at 2 rows on
+            # sm_90+), 60 thread slots past the row.
+            (2, 20000),
+            (300, 20000),
             (3, 40000),
             (1, 65536),
             # More rows than any GPU has SMs. 300: one wave of latency blocks

@@ -2,8 +2,8 @@
 
 Single-pass kernel: 1 vector (16 bytes) per thread up to 256, then 2 up to 1024 threads,
 (float32 rms_norm: 4 from 1024 vectors; its unchecked latency build at 8 and
-16 warps loads the weight late), then 4 (rms_norm, and the fp32 fused add with its
-weight loaded late), then
+16 warps loads the weight late), then 4 (rms_norm, and the fused add with its
+weight loaded late; the float64 fused add stops at 2), then
 the two-pass kernel; rows that are not whole 16-byte vectors take the scalar
 kernel. Hidden sizes below are in elements; a bf16/fp16 vector holds 8, fp32 4.
 The single-pass kernel has a build for at most one row per SM (latency) and
@@ -37,9 +37,9 @@ pytestmark = pytest.mark.gpu
 
 EPS = 1e-6
 HIDDEN = {
-    # 128 threads x 1; 1024 x 2 (last C=2); 2049 vectors (C=4, or two-pass for
-    # the 16-bit fused add); 1024 x 4 (last single-pass rms_norm); 4097 vectors;
-    # not whole vectors.
+    # 128 threads x 1; 1024 x 2 (last C=2); 2049 vectors (C=4, the fused add
+    # with the late weight); 1024 x 4 (last single-pass row); 4097 vectors
+    # (two-pass); not whole vectors.
     torch.bfloat16: [1024, 16384, 16392, 32768, 32776, 16388],
     torch.float16: [16384, 16392, 32776],
     # 128 and 256 x 1 vector (4 and 8 warps, checked); 256 x 2 (8 warps, no
@@ -121,9 +121,10 @@ SAME_BITS = [
     (torch.bfloat16, 4096),  # C=2, 8 warps
     (torch.bfloat16, 8200),  # C=2, 17 warps, last thread short
     (torch.bfloat16, 16384),  # C=2, 32 warps
-    (torch.bfloat16, 24576),  # C=4 (rms_norm; the fused add takes two-pass)
+    (torch.bfloat16, 24576),  # C=4, 24 warps (the fused add with the late weight)
     (torch.float16, 4096),
     (torch.float16, 8200),
+    (torch.float16, 20000),  # C=4, 20 warps, 60 slots past the row
     (torch.float32, 1000),  # C=1, 8 warps, 6 threads past the row
     (torch.float32, 2048),  # C=2, 8 warps, no bounds checks
     # rms_norm C=4 at 8 and 16 warps: the one-row latency build loads the weight
@@ -231,7 +232,8 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
 # device where a cluster cannot be resident (partitioned) this test fails.
 CLUSTER = [
     (torch.bfloat16, 16384),  # C = 2, 32 warps
-    (torch.bfloat16, 32768),  # rms_norm C = 4, 32 warps (the fused add takes two-pass)
+    (torch.bfloat16, 32768),  # C = 4, 32 warps
+    (torch.float16, 20000),  # C = 4, 20 warps, 60 slots past the row
     (torch.bfloat16, 12000),  # C = 2, 24 warps (a short second level), 36 slots past the row
     (torch.float16, 8192),  # fused add C = 2, 16 warps (rms_norm: single pass)
     (torch.float32, 5000),  # fused add C = 2, 20 warps, 30 slots past the row
@@ -269,7 +271,7 @@ def single_pass_threads(dtype: torch.dtype, hidden: int, add: bool) -> int:
     """The single-pass kernel's block size for a row (launch_fwd_single_pass), 0 for
     rows too long for it."""
     nvec = hidden * dtype.itemsize // 16
-    if nvec > (2 if add and dtype.itemsize != 4 else 4) * 1024:
+    if nvec > (2 if add and dtype.itemsize == 8 else 4) * 1024:
         return 0
     c = 1 if nvec <= 256 else 2
     if dtype == torch.float32 and not add and nvec >= 1024:

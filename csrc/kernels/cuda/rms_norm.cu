@@ -671,7 +671,7 @@ constexpr int single_pass_kernel_min_blocks() {
 // ahead (2 MB in each of x and the residual for the fused add), at most an
 // eighth of the L2. Measured on an H200 and an H100 (1.0-3.6% faster there),
 // not on GPUs with small L2s or before sm_80 (plain prefetch there). The
-// float32 fused add at C = 4 does not prefetch (prefetch_built).
+// fused add at C = 4 does not prefetch (prefetch_built).
 // rows_below = 0: off.
 struct RowPrefetch {
   int64_t rows_below = 0;
@@ -745,9 +745,10 @@ constexpr bool weight_guarded_build() {
 }
 
 // Builds that load their weight after the block reduction instead of with x:
-// - the fused add at 4 vectors per thread (fp32 rows of 8K-16K), which holds
-//   three inputs: the late weight keeps it under the 64 registers of a
-//   1024-thread block (it spilled on sm_120 otherwise);
+// - the fused add at 4 vectors per thread (float32 rows of 8K-16K, 16-bit
+//   rows of 16K-32K), which holds three inputs: the late weight keeps it
+//   under the 64 registers of a 1024-thread block (float32 spilled on sm_120
+//   otherwise);
 // - float32 rms_norm's unchecked latency kernels at 4 vectors and 8 or 16
 //   warps (hidden 4096 and 8192). Loaded with x, the weight's loads issue
 //   first (their address needs no row) and the x loads after them; loaded
@@ -897,8 +898,10 @@ __global__ void __launch_bounds__(
 // is issued before the loads, so the wait after them costs next to nothing.
 // (A release/acquire cluster barrier between the sums and their reads cost
 // 0.4-0.8 us a launch on an H100, the exchange here 0.24-0.37; NOTES.md v18.)
-// Every block loads its weight with its x (unlike the single-pass float32 fused
-// add at C = 4): this kernel is smaller, and it fits the same 64 registers.
+// Every block loads its weight with its x (unlike the single-pass fused add at
+// C = 4): its blocks are half the row's threads or fewer (a 512-thread launch
+// bound), so it has the registers (70-72 for the 16-bit fused add at C = 4 on
+// sm_90+, CUDA 13.0).
 __device__ __forceinline__ unsigned cluster_rank() {
   unsigned r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
@@ -1027,13 +1030,18 @@ __global__ void FUSEDOPS_CLUSTER_DIMS(K) __launch_bounds__(kSinglePassMaxThreads
 }
 #undef FUSEDOPS_CLUSTER_DIMS
 
-// Most vectors per thread the single-pass kernel takes without spilling
-// (ptxas, sm_75 to sm_120): 4, but 2 for the fused add of 2- and 8-byte types
-// (its third input made bf16 and double spill at 4 even with the late
-// weight). Longer rows take the two-pass kernel.
+// Most vectors per thread the single-pass kernel takes: 4, but 2 for the
+// fused add of double (its third input spills at 4). Longer rows take the
+// two-pass kernel. The 16-bit fused add at 4 (rows of 2049-4096 vectors,
+// hidden 16392-32768; the weight loaded late) once spilled too; with CUDA
+// 13.0 ptxas it fits in 61-64 registers with no stack on sm_75 to sm_120
+// (70-72 for the sm_90+ cluster kernels). Against the two-pass kernel it
+// took there before, on an H100 at 1-65536 rows of hidden 24576 and 32768
+// (NOTES.md v27): faster at 42 of 44 shapes, by 5.7-62% (1 x 32768 bf16:
+// 7.09 -> 2.69 us; 65536 x 32768: 19% less), 3.5-4.2% slower at 256 x 24576.
 template <typename T>
 constexpr int single_pass_max_c(bool add) {
-  return add && sizeof(T) != 4 ? 2 : 4;
+  return add && sizeof(T) == 8 ? 2 : 4;
 }
 
 template <typename T>
@@ -1133,10 +1141,11 @@ bool launch_fixed_warps(int threads, bool full, const Go& go) {
 
 // Which builds prefetch when RowPrefetch::plan asks for it (the others run
 // without it at any batch size):
-// - not the float32 fused add at C = 4 (rows of 2049-4096 vectors, blocks of
-//   544-1024 threads, the weight loaded late): at hidden 16384 (1024 threads,
-//   one block an SM) the prefetch ran 0.7-2.9% slower on an H100 and an H200
-//   alike; the other hidden sizes were not measured;
+// - not the fused add at C = 4 (rows of 2049-4096 vectors, blocks of
+//   544-1024 threads, the weight loaded late): at float32 hidden 16384 (1024
+//   threads, one block an SM) the prefetch ran 0.7-2.9% slower on an H100 and
+//   an H200 alike; the other hidden sizes, and 16-bit rows, were not measured
+//   with it;
 // - not the runtime-warp-count builds held to 32 registers (C = 1, and C = 2
 //   without the add), at which the prefetch made the C = 2 builds spill 4-16
 //   bytes (16-bit on sm_90, float32 on sm_80; C = 1 did not spill, but is held
