@@ -1,4 +1,4 @@
-# v27 call 5: 0bb2c6d's nox wheel (the 16-bit fused add at C = 4 for hidden 16392-32768),
+# v27 call 9: 0bb2c6d's nox wheel (the 16-bit fused add at C = 4 for hidden 16392-32768),
 # the whole GPU suite.
 set -u
 W=$(ls .device/new/*.whl)

@@ -1,4 +1,4 @@
-# v27 call 6: 0bb2c6d's nox wheel against 283480c's: same bits, an A/B of the 16-bit fused
+# v27 call 8: 0bb2c6d's nox wheel against 283480c's: same bits, an A/B of the 16-bit fused
 # add at hidden 16384-32768 (base new new base), then memcheck and racecheck of 0bb2c6d.
 set -u
 R=$OUT/r; mkdir -p $R

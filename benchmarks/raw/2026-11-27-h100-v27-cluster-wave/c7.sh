@@ -1,4 +1,4 @@
-# v27 call 7: experiment, the 16-bit fused add at C = 4 split over a 2-block cluster at
+# v27 call 10: experiment, the 16-bit fused add at C = 4 split over a 2-block cluster at
 # sm_count+1 to 2 x sm_count rows (sm_90 build of 0bb2c6d + FUSEDOPS_EXP_CLUSTER_WAVE)
 # against 0bb2c6d's nox wheel: bits and kernel names in the band, then an A/B.
 set -u
