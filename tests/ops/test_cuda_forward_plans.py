@@ -378,8 +378,10 @@ def test_fused_add_residual_is_torchs_sum_for_every_bit_pattern(
 
 
 # A batch of more rows than SMs whose latency blocks all fit on the GPU at once
-# (twice the SMs: at least 2 blocks of up to 512 threads fit an SM on any arch,
-# 64 registers each at most) takes the latency build (kFewRows), except blocks
+# (twice the SMs: 2 blocks of up to 512 threads fit an SM on every arch the
+# wheel targets at up to 64 registers, which the latency builds of these
+# blocks use at most: the 1024-thread launch bound, or ptxas's choice under
+# the 256-thread bound of the weight-guarded 8-warp builds, CUDA 13.0) takes the latency build (kFewRows), except blocks
 # of 1 vector a thread and those that load the weight late, which measured
 # slower so (latency_build_in_one_wave). Past one wave: the occupancy build.
 ONE_WAVE = [  # (dtype, hidden, fused add, latency build at twice the SMs)
