@@ -378,12 +378,13 @@ def test_fused_add_residual_is_torchs_sum_for_every_bit_pattern(
 
 
 # A batch of more rows than SMs whose latency blocks all fit on the GPU at once
-# (twice the SMs: 2 blocks of up to 512 threads fit an SM on every arch the
-# wheel targets at up to 64 registers, which the latency builds of these
-# blocks use at most: the 1024-thread launch bound, or ptxas's choice under
-# the 256-thread bound of the weight-guarded 8-warp builds, CUDA 13.0) takes the latency build (kFewRows), except blocks
-# of 1 vector a thread and those that load the weight late, which measured
-# slower so (latency_build_in_one_wave). Past one wave: the occupancy build.
+# takes the latency build (kFewRows), except blocks of 1 vector a thread and
+# those that load the weight late, which measured slower so
+# (latency_build_in_one_wave). Past one wave: the occupancy build. Twice the
+# SMs is one wave for the blocks below: 2 blocks of up to 512 threads fit an SM
+# on every arch the wheel targets at up to 64 registers, which their latency
+# builds use at most (the 1024-thread launch bound, or ptxas's choice under the
+# 256-thread bound of the weight-guarded 8-warp builds, CUDA 13.0).
 ONE_WAVE = [  # (dtype, hidden, fused add, latency build at twice the SMs)
     (torch.bfloat16, 4096, False, True),  # C = 2, 8 warps
     (torch.float16, 4096, True, True),  # C = 2, 8 warps, unchecked
