@@ -177,15 +177,20 @@ def single_pass_args(names: list[str]) -> list[list[str]]:
     return [[arg.strip() for arg in m.group(1).split(",")] for m in found if m]
 
 
-def prefetch_flags(call) -> list[bool]:
-    """The kPrefetch argument (the last template argument) of each single-pass
-    forward kernel `call` launches, from the demangled names torch.profiler
-    records."""
+# Where single_pass_args finds the bool template arguments the tests read.
+FEW_ROWS = 3
+PREFETCH = -1
+
+
+def single_pass_flags(call, index: int) -> list[bool]:
+    """One bool template argument (FEW_ROWS: kFewRows, the latency build; PREFETCH:
+    kPrefetch) of each single-pass forward kernel `call` launches, from the demangled
+    names torch.profiler records."""
     names = kernels_of(call)
     flags = []
     for args in single_pass_args(names):
-        assert args[-1] in FLAG, f"kPrefetch of <{', '.join(args)}> is {args[-1]!r}, not a bool"
-        flags.append(FLAG[args[-1]])
+        assert args[index] in FLAG, f"argument {index} of <{', '.join(args)}> is not a bool"
+        flags.append(FLAG[args[index]])
     assert flags, f"no single-pass forward kernel among the profiled kernels {names}"
     return flags
 
@@ -214,12 +219,10 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     # does not prefetch (it measured slower with it).
     rms_prefetches = not (dtype.itemsize == 2 and hidden == 8200)
     add_prefetches = not (dtype == torch.float32 and hidden == 16384)
-    assert prefetch_flags(lambda: fusedops.rms_norm(x, w, EPS)) == [rms_prefetches]
-    assert prefetch_flags(lambda: fusedops.fused_add_rms_norm(x, r, w, EPS)) == [add_prefetches]
-    assert prefetch_flags(lambda: fusedops.rms_norm(x[:chunk], w, EPS)) == [False]
-    assert prefetch_flags(lambda: fusedops.fused_add_rms_norm(x[:chunk], r[:chunk], w, EPS)) == [
-        False
-    ]
+    assert single_pass_flags(forward_call(x, None, w), PREFETCH) == [rms_prefetches]
+    assert single_pass_flags(forward_call(x, r, w), PREFETCH) == [add_prefetches]
+    assert single_pass_flags(forward_call(x[:chunk], None, w), PREFETCH) == [False]
+    assert single_pass_flags(forward_call(x[:chunk], r[:chunk], w), PREFETCH) == [False]
 
 
 # A few rows whose single-pass block has 512 threads or more (the fused add) or
@@ -410,8 +413,7 @@ def test_a_batch_of_one_wave_takes_the_latency_build(
     wave = 2 * sm_count()
 
     def few_rows_flags(rows: int) -> list[bool]:
-        call = forward_call(x[:rows], r[:rows] if add else None, w)
-        return [FLAG[args[3]] for args in single_pass_args(kernels_of(call))]
+        return single_pass_flags(forward_call(x[:rows], r[:rows] if add else None, w), FEW_ROWS)
 
     assert few_rows_flags(wave) == [latency]
     assert few_rows_flags(x.shape[0]) == [False]
