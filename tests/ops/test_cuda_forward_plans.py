@@ -9,8 +9,8 @@ kernel. Hidden sizes below are in elements; a bf16/fp16 vector holds 8, fp32 4.
 The single-pass kernel has a build for at most one row per SM (latency) and
 one for more rows (occupancy); both must give the same bits. A batch of more
 rows than SMs whose latency blocks all fit on the GPU at once takes the latency
-build too, unless its block has 1 vector a thread or loads the weight late. float32 rows of
-2 or 4 vectors a thread that fill a block of 8, 16 or 32 warps exactly
+build too, unless its block has 1 vector a thread or loads the weight late.
+float32 rows of 2 or 4 vectors a thread that fill a block of 8, 16 or 32 warps exactly
 (power-of-two hidden 2048-16384) take a build without bounds checks, and so
 do 16-bit rows that fill their block in the latency build for the fused add at
 8 (1 or 2 vectors a thread), 16 and 32 warps and rms_norm at 8 warps of 1 vector

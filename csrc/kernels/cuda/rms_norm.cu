@@ -1035,14 +1035,15 @@ __global__ void FUSEDOPS_CLUSTER_DIMS(K) __launch_bounds__(kSinglePassMaxThreads
 // two-pass kernel. The 16-bit fused add at 4 (rows of 2049-4096 vectors,
 // hidden 16392-32768; the weight loaded late) once spilled too; with CUDA
 // 13.0 ptxas it fits in 61-64 registers with no stack on sm_75 to sm_120
-// (sm_90+ cluster kernels: 64 fp16, 70-72 bf16). Against the two-pass kernel it
-// took there before, on an H100 at 1-65536 rows of hidden 18432-32768
+// (sm_90+ cluster kernels: 64 fp16, 70-72 bf16). Against the two-pass kernel
+// it took there before, on an H100 at 1-65536 rows of hidden 18432-32768
 // (NOTES.md v27): faster at 82 of 88 shapes, by 1.7-62% (1 x 32768 bf16:
 // 6.98 -> 2.67 us; 65536 x 32768: 19% less), but slower at 256 rows: 16-17%
 // at hidden 18432, 10% at 20480, 3-4% at 24576 (not profiled; its registers
-// allow one block an SM, but so at 32768, where 256 rows ran 7% faster). (Splitting 133-264 rows
-// over 2-block clusters, same bits, was 1-24% faster at hidden 18432-20480 but 12-15% slower at
-// 160-264 rows of bf16 32768, measured once: not adopted.)
+// allow one block an SM, but so at 32768, where 256 rows ran 7% faster).
+// Splitting 133-264 rows over 2-block clusters (same bits) was 1-24% faster
+// at hidden 18432-20480 but 12-15% slower at 160-264 rows of bf16 32768,
+// measured once: not adopted.
 template <typename T>
 constexpr int single_pass_max_c(bool add) {
   return add && sizeof(T) == 8 ? 2 : 4;
