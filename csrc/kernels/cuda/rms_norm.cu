@@ -118,14 +118,15 @@ int max_dynamic_smem(const void* kernel, int device) {
 
 // Resident blocks per SM for a kernel at a block size and dynamic shared
 // memory size, cached: the occupancy query is a driver call and the answer
-// never changes for a device. A kernel asked about more than 48 KB of dynamic
-// shared memory is first allowed the device's opt-in maximum (a per-kernel
-// attribute; without it such a launch fails), so the same call that plans a
-// launch also makes it legal.
+// never changes for a device. The cache is per thread, as clusters_fit's: the
+// forward asks on every launch of a batch near one wave
+// (latency_build_in_one_wave), and a lock there would be on that path. A
+// kernel asked about more than 48 KB of dynamic shared memory is first allowed
+// the device's opt-in maximum (a per-kernel attribute; without it such a
+// launch fails; setting it again from another thread is harmless), so the
+// same call that plans a launch also makes it legal.
 int blocks_per_sm(const void* kernel, int threads, int device, int64_t smem_bytes = 0) {
-  static std::mutex mutex;
-  static std::map<std::tuple<const void*, int, int, int64_t>, int> cache;
-  std::lock_guard<std::mutex> lock(mutex);
+  thread_local std::map<std::tuple<const void*, int, int, int64_t>, int> cache;
   const auto key = std::make_tuple(kernel, threads, device, smem_bytes);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
