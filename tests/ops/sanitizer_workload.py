@@ -63,8 +63,10 @@ def main() -> None:
             (100, 16384),
             # 16-bit rows of 2049-4096 vectors: the fused add at 4 vectors a
             # thread with its weight loaded late (a cluster at 2 rows on
-            # sm_90+), 60 thread slots past the row.
+            # sm_90+), 60 thread slots past the row; at 200 rows (between one
+            # and two times the SMs of an H100) split over 2-block clusters.
             (2, 20000),
+            (200, 20000),
             (300, 20000),
             (3, 40000),
             (1, 65536),

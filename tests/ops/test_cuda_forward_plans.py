@@ -17,8 +17,9 @@ do 16-bit rows that fill their block in the latency build for the fused add at
 a thread and at 32 (UNCHECKED_16_BIT below); every other row keeps them.
 Batches of more rows than the L2 holds take builds that prefetch rows ahead
 into the L2; they too must give the same bits. On sm_90+
-a few long rows run split over a thread block cluster (CLUSTER below), with the
-same bits again.
+a few long rows run split over a thread block cluster (CLUSTER below), and so do
+16-bit fused-add rows of 2049-4096 vectors in batches of one to two times the SMs
+(WAVE_AND_TAIL), with the same bits again.
 """
 
 from __future__ import annotations
@@ -419,3 +420,40 @@ def test_a_batch_of_one_wave_takes_the_latency_build(
     assert few_rows_flags(x.shape[0]) == [False]
     batch = forwards(x, r, w)
     assert_same_bits(forwards(x[:wave], r[:wave], w), [b[:wave] for b in batch], f"{wave} rows")
+
+
+# The 16-bit fused add at 4 vectors a thread (hidden 16392-32768, blocks of
+# 544-1024 threads) runs a batch of sm_count + 1 to 2 x sm_count rows split over
+# 2-block clusters where the clusters hold as many rows at once as the
+# single-pass blocks do, and its warp count is even (split_a_wave_and_tail).
+# Which widths split follows the registers ptxas gives the two kernels, so the
+# kernel names are checked on sm_90 only (CUDA 13.0: every such single-pass block
+# fits one an SM; the 512-thread halves of 32768's blocks fit one too, half the
+# rows); the bits on every sm_90+ GPU.
+WAVE_AND_TAIL = [  # (dtype, hidden, split on sm_90)
+    (torch.bfloat16, 18432, True),  # 576 threads
+    (torch.float16, 20000, True),  # 640 threads, 60 slots past the row
+    (torch.bfloat16, 24576, True),  # 768 threads
+    (torch.float16, 32768, False),  # 1024 threads: the halves hold half the rows
+    (torch.bfloat16, 17408, False),  # 544 threads: 17 warps, no halves
+]
+
+
+@pytest.mark.parametrize(("dtype", "hidden", "split"), WAVE_AND_TAIL, ids=str)
+def test_a_wave_and_a_tail_of_long_fused_add_rows_split_over_clusters(
+    dtype: torch.dtype, hidden: int, split: bool
+) -> None:
+    """Just past the SMs, at twice the SMs and one row more: the fused add's kernel is
+    the cluster kernel of 2 blocks a row where the plan says so (rms_norm never), and
+    every bit is the single-pass kernel's in a batch past those row counts."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread block clusters need sm_90 or newer")
+    x, r, w = norm_inputs(occupancy_batch(dtype, hidden), hidden, dtype)
+    batch = forwards(x, r, w)
+    sms = sm_count()
+    for rows in (sms + 1, 2 * sms, 2 * sms + 1):
+        if torch.cuda.get_device_capability() == (9, 0):
+            expected = [2] if split and rows <= 2 * sms else []
+            assert cluster_blocks(forward_call(x[:rows], r[:rows], w)) == expected, rows
+            assert cluster_blocks(forward_call(x[:rows], None, w)) == [], rows
+        assert_same_bits(forwards(x[:rows], r[:rows], w), [b[:rows] for b in batch], f"{rows} rows")

@@ -118,7 +118,7 @@ int max_dynamic_smem(const void* kernel, int device) {
 
 // Resident blocks per SM for a kernel at a block size and dynamic shared
 // memory size, cached: the occupancy query is a driver call and the answer
-// never changes for a device. The cache is per thread, as clusters_fit's: the
+// never changes for a device. The cache is per thread, as resident_clusters': the
 // forward asks on every launch of a batch near one wave
 // (latency_build_in_one_wave), and a lock there would be on that path. A
 // kernel asked about more than 48 KB of dynamic shared memory is first allowed
@@ -1210,13 +1210,14 @@ int cluster_split(int64_t rows, int threads, bool add, const DeviceLimits& devic
   return 1;
 }
 
-// Whether the kernel, as the driver loaded it, is a cluster kernel of k blocks
-// (a build without sm_90+ code runs its trapping stub, with no cluster dims)
-// and k such blocks can be resident at once (cudaOccupancyMaxActiveClusters:
-// on a full H100 they always can; a partitioned device is asked, not assumed).
+// How many clusters of k blocks of the kernel, as the driver loaded it, can be
+// resident at once on the current device (cudaOccupancyMaxActiveClusters: on
+// a full H100 at least one always can; a partitioned device is asked, not
+// assumed); 0 if the loaded kernel is not a cluster kernel of k blocks (a
+// build without sm_90+ code runs its trapping stub, with no cluster dims).
 // Cached per thread, as current_limits is: every few-row forward asks.
-bool clusters_fit(const void* kernel, int block_threads, int k) {
-  thread_local std::map<std::tuple<const void*, int, int>, bool> cache;
+int resident_clusters(const void* kernel, int block_threads, int k) {
+  thread_local std::map<std::tuple<const void*, int, int>, int> cache;
   const auto key = std::make_tuple(kernel, block_threads, current_device());
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
@@ -1230,7 +1231,11 @@ bool clusters_fit(const void* kernel, int block_threads, int k) {
     check_cuda(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config),
                "cudaOccupancyMaxActiveClusters");
   }
-  return cache.emplace(key, clusters > 0).first->second;
+  return cache.emplace(key, clusters).first->second;
+}
+
+bool clusters_fit(const void* kernel, int block_threads, int k) {
+  return resident_clusters(kernel, block_threads, k) > 0;
 }
 
 // Launches the cluster kernel for c = 2 or 4 vectors per thread and K blocks a
@@ -1309,6 +1314,38 @@ bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
   return rows <= int64_t{sm_count} * blocks_per_sm(kernel, threads, current_device());
 }
 
+// Whether a batch of sm_count + 1 to 2 x sm_count rows of the 16-bit fused add
+// at 4 vectors a thread (hidden 16392-32768, blocks of 544-1024 threads) runs
+// split over 2-block clusters (the cluster kernel, same bits) instead of the
+// single-pass kernel. Those blocks fit one an SM, so such a batch is a wave
+// and a tail of whole rows; split, the tail is of half rows. H100, two calls
+// (NOTES.md v27 and v28): at hidden 17920-20480 (576-640 threads) 133-264
+// rows ran 1.4-24% faster (bf16 133 x 18432: 6.95 -> 5.38 us), where the
+// single-pass kernel had been 3-17% slower than the two-pass one it replaced
+// at 256 rows; at 24576 133-200 rows 1.6-12.7% faster and 256-264 rows up to
+// 2.1% slower; past 2 x sm_count (300 rows) from 3.7% faster to 4.1% slower,
+// so the band stops there. Split only while the clusters hold as many rows at
+// once as the single-pass blocks do: at 32768 the 512-thread halves (70-72
+// registers) fit one an SM, half the rows, and bf16 ran 9-17% slower at
+// 160-264 rows. Other blocks were not measured split at these batch sizes.
+// pick_occupancy(probe) runs the occupancy build's choice of kernel with
+// probe in place of the launch.
+template <typename T, typename PickOccupancy>
+bool split_a_wave_and_tail(int64_t rows, int c, int threads, bool add, const DeviceLimits& device,
+                           const PickOccupancy& pick_occupancy) {
+  static_assert(sizeof(T) == 2, "measured for the 16-bit fused add only");
+  if (!add || c != 4 || device.cc_major < 9 || (threads / 32) % 2 != 0 || rows <= device.sm_count ||
+      rows > 2 * int64_t{device.sm_count}) {
+    return false;
+  }
+  const void* single = nullptr;
+  pick_occupancy([&](auto k, bool /*late_weight*/) { single = reinterpret_cast<const void*>(k); });
+  const int64_t single_rows =
+      int64_t{device.sm_count} * blocks_per_sm(single, threads, current_device());
+  const void* split = reinterpret_cast<const void*>(rms_norm_fwd_cluster_kernel<T, 4, true, 2>);
+  return resident_clusters(split, threads / 2, 2) >= single_rows;
+}
+
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
 // doubled while the row would need more than 1024 threads; the caller checked
 // single_pass_fits.
@@ -1364,6 +1401,15 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
       }
     }
     return pick(std::true_type{}, std::false_type{}, go);
+  }
+  if constexpr (sizeof(T) == 2) {
+    if (split_a_wave_and_tail<T>(
+            rows, c, threads, residual != nullptr, device,
+            [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); }) &&
+        launch_fwd_cluster<T>(out, residual_out, x, residual, weight, rows, h, c, threads, 2, inv_h,
+                              e, stream)) {
+      return;
+    }
   }
   if (prefetch.rows_below > 0) return pick(std::false_type{}, std::true_type{}, go);
   if (!std::is_same_v<T, double> && c >= 2 &&
