@@ -1042,9 +1042,8 @@ __global__ void FUSEDOPS_CLUSTER_DIMS(K) __launch_bounds__(kSinglePassMaxThreads
 // 6.98 -> 2.67 us; 65536 x 32768: 19% less), but slower at 256 rows: 16-17%
 // at hidden 18432, 10% at 20480, 3-4% at 24576 (not profiled; its registers
 // allow one block an SM, but so at 32768, where 256 rows ran 7% faster).
-// Splitting 133-264 rows over 2-block clusters (same bits) was 1-24% faster
-// at hidden 18432-20480 but 12-15% slower at 160-264 rows of bf16 32768,
-// measured once: not adopted.
+// Such batches of one to two times the SMs now run split over 2-block
+// clusters up to hidden 24576 (split_a_wave_and_tail).
 template <typename T>
 constexpr int single_pass_max_c(bool add) {
   return add && sizeof(T) == 8 ? 2 : 4;
