@@ -428,13 +428,14 @@ def test_a_batch_of_one_wave_takes_the_latency_build(
 # single-pass blocks do, and its warp count is even (split_a_wave_and_tail).
 # Which widths split follows the registers ptxas gives the two kernels, so the
 # kernel names are checked on sm_90 only (CUDA 13.0: every such single-pass block
-# fits one an SM; the 512-thread halves of 32768's blocks fit one too, half the
-# rows); the bits on every sm_90+ GPU.
+# fits one an SM; of 32768's 512-thread halves, fp16's at 64 registers fit two,
+# bf16's at 70-72 one, half the rows); the bits on every sm_90+ GPU.
 WAVE_AND_TAIL = [  # (dtype, hidden, split on sm_90)
     (torch.bfloat16, 18432, True),  # 576 threads
     (torch.float16, 20000, True),  # 640 threads, 60 slots past the row
     (torch.bfloat16, 24576, True),  # 768 threads
-    (torch.float16, 32768, False),  # 1024 threads: the halves hold half the rows
+    (torch.float16, 32768, True),  # 1024 threads: two halves an SM
+    (torch.bfloat16, 32768, False),  # 1024 threads: one half an SM, half the rows
     (torch.bfloat16, 17408, False),  # 544 threads: 17 warps, no halves
 ]
 

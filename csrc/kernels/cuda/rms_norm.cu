@@ -1324,9 +1324,11 @@ bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
 // at 256 rows; at 24576 133-200 rows 1.6-12.7% faster and 256-264 rows up to
 // 2.1% slower; past 2 x sm_count (300 rows) from 3.7% faster to 4.1% slower,
 // so the band stops there. Split only while the clusters hold as many rows at
-// once as the single-pass blocks do: at 32768 the 512-thread halves (70-72
-// registers) fit one an SM, half the rows, and bf16 ran 9-17% slower at
-// 160-264 rows. Other blocks were not measured split at these batch sizes.
+// once as the single-pass blocks do: at 32768 bf16's 512-thread halves (70-72
+// registers) fit one an SM, half the rows, and ran 9-17% slower at 160-264
+// rows; fp16's (64 registers) fit two, and ran 3-16% faster at 133-200 rows,
+// up to 1.5% slower at 256-264. Other blocks were not measured split at these
+// batch sizes.
 // pick_occupancy(probe) runs the occupancy build's choice of kernel with
 // probe in place of the launch.
 template <typename T, typename PickOccupancy>
