@@ -1317,20 +1317,24 @@ bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
 // at 4 vectors a thread (hidden 16392-32768, blocks of 544-1024 threads) runs
 // split over 2-block clusters (the cluster kernel, same bits) instead of the
 // single-pass kernel. Those blocks fit one an SM, so such a batch is a wave
-// and a tail of whole rows; split, the tail is of half rows. H100, two calls
-// (NOTES.md v27 and v28): at hidden 17920-20480 (576-640 threads) 133-264
-// rows ran 1.4-24% faster (bf16 133 x 18432: 6.95 -> 5.38 us), where the
-// single-pass kernel had been 3-17% slower than the two-pass one it replaced
-// at 256 rows; at 24576 133-200 rows 1.6-12.7% faster and 256-264 rows up to
-// 2.1% slower; past 2 x sm_count (300 rows) from 3.7% faster to 4.1% slower,
-// so the band stops there. Split only while the clusters hold as many rows at
-// once as the single-pass blocks do: at 32768 bf16's 512-thread halves (70-72
-// registers) fit one an SM, half the rows, and ran 9-17% slower at 160-264
-// rows; fp16's (64 registers) fit two, and ran 3-16% faster at 133-200 rows,
-// up to 1.5% slower at 256-264. Other blocks were not measured split at these
-// batch sizes.
-// pick_occupancy(probe) runs the occupancy build's choice of kernel with
-// probe in place of the launch.
+// and a tail of whole rows; split, the tail is of half rows. H100, three
+// calls (NOTES.md v27 and v28), base and split builds taking turns:
+// - hidden 17920-20480 (576-640 threads): 133-200 rows 2.7-24.6% faster in
+//   every call (bf16 133 x 18432: 7.20 -> 5.54 us); 256-264 rows from 9.8%
+//   faster to 7.1% slower (that one fp16 264 x 20480, whose base runs were
+//   15.1 and 16.4 us; 5-10% faster in the other two calls). There the single-
+//   pass kernel had been 3-17% slower at 256 rows than the two-pass one it
+//   replaced;
+// - 24576, and fp16 32768: 133-200 rows 1.6-15.8% faster, 256-264 rows
+//   0.1-2.1% slower;
+// - past 2 x sm_count (300 rows) from 3.7% faster to 4.1% slower, so the
+//   band stops there.
+// Split only while the clusters hold as many rows at once as the single-pass
+// blocks do: at 32768 bf16's 512-thread halves (70-72 registers) fit one an
+// SM, half the rows, and ran 9-17% slower at 160-264 rows; fp16's (64
+// registers) fit two. Other blocks were not measured split at these batch
+// sizes. pick_occupancy(probe) runs the occupancy build's choice of kernel
+// with probe in place of the launch.
 template <typename T, typename PickOccupancy>
 bool split_a_wave_and_tail(int64_t rows, int c, int threads, bool add, const DeviceLimits& device,
                            const PickOccupancy& pick_occupancy) {
