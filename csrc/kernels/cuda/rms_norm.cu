@@ -4,8 +4,8 @@
 // numbers); launch_fwd and plan_bwd pick by measured speed:
 //
 // v7, "single-pass" (the forward of both ops for 16-byte aligned rows of up
-// to 4096 vectors: bf16/fp16 hidden <= 32768 (16384 for the fused add), fp32
-// <= 16384): one block per row, every thread issues all its loads, the
+// to 4096 vectors: bf16/fp16 hidden <= 32768, fp32 <= 16384; the double
+// fused add to 2048 vectors): one block per row, every thread issues all its loads, the
 // weight's too (but see late_weight_build), before the reduction, so a row
 // costs one memory round trip.
 // v8 shortened its per-row latency path (a tree sum, the mean by a
@@ -14,7 +14,9 @@
 // v18, "cluster" (sm_90+, a few rows, single-pass blocks of 640 threads or
 // more, 512 for the fused add): the single-pass block of a row
 // split over a thread block cluster, each warp's sum sent to every block; the
-// same bits, up to 40% faster at 1-64 rows.
+// same bits, up to 40% faster at 1-64 rows. v28 also sends it the 16-bit
+// fused add's long rows (2049-4096 vectors) in batches of one wave and a
+// tail (split_a_wave_and_tail).
 //
 // v6, "two-pass" (forward rows too long for v7): one block per row, nothing
 // held across the reduction, the second pass re-reads the row from L2; ~30
@@ -120,7 +122,8 @@ int max_dynamic_smem(const void* kernel, int device) {
 // memory size, cached: the occupancy query is a driver call and the answer
 // never changes for a device. The cache is per thread, as resident_clusters': the
 // forward asks on every launch of a batch near one wave
-// (latency_build_in_one_wave), and a lock there would be on that path. A
+// (latency_build_in_one_wave, split_a_wave_and_tail), and a lock there would
+// be on that path. A
 // kernel asked about more than 48 KB of dynamic shared memory is first allowed
 // the device's opt-in maximum (a per-kernel attribute; without it such a
 // launch fails; setting it again from another thread is harmless), so the
@@ -887,7 +890,8 @@ __global__ void __launch_bounds__(
 // At a few rows the single-pass kernel runs one block per row on as many SMs,
 // and one SM moves the whole row (cluster_split has the numbers).
 // Here the row's block of the single-pass plan (its threads, C vectors each)
-// is split over the K blocks of a thread block cluster, each on its own SM:
+// is split over the K blocks of a thread block cluster (on their own SMs at a
+// few rows; split_a_wave_and_tail's batches put several on one SM):
 // block r holds threads [r T/K, (r+1) T/K) of it, so every thread loads and
 // sums the same vectors as in the single-pass kernel, and the warps' sums are
 // added in that kernel's order (its second level, block_sum_runtime_warps,
@@ -1313,12 +1317,13 @@ bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
   return rows <= int64_t{sm_count} * blocks_per_sm(kernel, threads, current_device());
 }
 
-// Whether a batch of sm_count + 1 to 2 x sm_count rows of the 16-bit fused add
-// at 4 vectors a thread (hidden 16392-32768, blocks of 544-1024 threads) runs
-// split over 2-block clusters (the cluster kernel, same bits) instead of the
-// single-pass kernel. Those blocks fit one an SM, so such a batch is a wave
-// and a tail of whole rows; split, the tail is of half rows. H100, three
-// calls (NOTES.md v27 and v28), base and split builds taking turns:
+// Whether a batch of the 16-bit fused add at 4 vectors a thread (hidden
+// 16392-32768, blocks of 544-1024 threads) that is one wave of its single-pass
+// blocks and a tail (more rows than fit at once, at most twice as many) runs
+// split over 2-block clusters (the cluster kernel, same bits) instead. Those
+// blocks fit one an SM (61-64 registers), so the tail is of whole rows; split,
+// it is of half rows. H100, three calls (NOTES.md v27 and v28), base and split
+// builds taking turns:
 // - hidden 17920-20480 (576-640 threads): 133-200 rows 2.7-24.6% faster in
 //   every call (bf16 133 x 18432: 7.20 -> 5.54 us); 256-264 rows from 9.8%
 //   faster to 7.1% slower (that one fp16 264 x 20480, whose base runs were
@@ -1327,26 +1332,30 @@ bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
 //   replaced;
 // - 24576, and fp16 32768: 133-200 rows 1.6-15.8% faster, 256-264 rows
 //   0.1-2.1% slower;
-// - past 2 x sm_count (300 rows) from 3.7% faster to 4.1% slower, so the
+// - past twice the SMs (300 rows) from 3.7% faster to 4.1% slower, so the
 //   band stops there.
 // Split only while the clusters hold as many rows at once as the single-pass
-// blocks do: at 32768 bf16's 512-thread halves (70-72 registers) fit one an
-// SM, half the rows, and ran 9-17% slower at 160-264 rows; fp16's (64
-// registers) fit two. Other blocks were not measured split at these batch
-// sizes. pick_occupancy(probe) runs the occupancy build's choice of kernel
-// with probe in place of the launch.
+// blocks do: at 32768 bf16's 512-thread halves (72 registers on sm_90) fit
+// one an SM, half the rows, and ran 9-17% slower at 160-264 rows. With CUDA
+// 13.0 on sm_90 the registers make the rule take even warp counts from 18
+// (the plan test sees 18, 20, 24 and 32 warps): bf16 up to 28 warps
+// (hidden 17416-28672), fp16 up to 32 (17416-32768); 22, 26 and 28 warps, and
+// fp16's 30, are split unmeasured, on the rule's reading. 17 warps (hidden
+// 16392-17408) have no halves. Other blocks were not measured split at these
+// batch sizes. pick_occupancy(probe) runs the occupancy build's choice of
+// kernel with probe in place of the launch.
 template <typename T, typename PickOccupancy>
 bool split_a_wave_and_tail(int64_t rows, int c, int threads, bool add, const DeviceLimits& device,
                            const PickOccupancy& pick_occupancy) {
   static_assert(sizeof(T) == 2, "measured for the 16-bit fused add only");
-  if (!add || c != 4 || device.cc_major < 9 || (threads / 32) % 2 != 0 || rows <= device.sm_count ||
-      rows > 2 * int64_t{device.sm_count}) {
+  if (!add || c != 4 || device.cc_major < 9 || (threads / 32) % 2 != 0 || rows <= device.sm_count) {
     return false;
   }
   const void* single = nullptr;
   pick_occupancy([&](auto k, bool /*late_weight*/) { single = reinterpret_cast<const void*>(k); });
   const int64_t single_rows =
       int64_t{device.sm_count} * blocks_per_sm(single, threads, current_device());
+  if (rows <= single_rows || rows > 2 * single_rows) return false;
   const void* split = reinterpret_cast<const void*>(rms_norm_fwd_cluster_kernel<T, 4, true, 2>);
   return resident_clusters(split, threads / 2, 2) >= single_rows;
 }
