@@ -120,14 +120,14 @@ int max_dynamic_smem(const void* kernel, int device) {
 
 // Resident blocks per SM for a kernel at a block size and dynamic shared
 // memory size, cached: the occupancy query is a driver call and the answer
-// never changes for a device. The cache is per thread, as resident_clusters': the
-// forward asks on every launch of a batch near one wave
+// never changes for a device. The cache is per thread, as resident_clusters':
+// the forward asks on every launch of a batch near one wave
 // (latency_build_in_one_wave, split_a_wave_and_tail), and a lock there would
-// be on that path. A
-// kernel asked about more than 48 KB of dynamic shared memory is first allowed
-// the device's opt-in maximum (a per-kernel attribute; without it such a
-// launch fails; setting it again from another thread is harmless), so the
-// same call that plans a launch also makes it legal.
+// be on that path. A kernel asked about more than 48 KB of dynamic shared
+// memory is first allowed the device's opt-in maximum (a per-kernel
+// attribute; without it such a launch fails; setting it again from another
+// thread is harmless), so the same call that plans a launch also makes it
+// legal.
 int blocks_per_sm(const void* kernel, int threads, int device, int64_t smem_bytes = 0) {
   thread_local std::map<std::tuple<const void*, int, int, int64_t>, int> cache;
   const auto key = std::make_tuple(kernel, threads, device, smem_bytes);
@@ -166,10 +166,14 @@ const DeviceLimits& current_limits() {
   return cached;
 }
 
+// Blocks of the kernel resident at once on the current device's sm_count SMs
+// (no dynamic shared memory).
+int64_t resident_blocks(const void* kernel, int threads, int sm_count) {
+  return int64_t{sm_count} * blocks_per_sm(kernel, threads, current_device());
+}
+
 int64_t persistent_grid(const void* kernel, int threads, int64_t rows, int sm_count) {
-  const int64_t resident =
-      static_cast<int64_t>(sm_count) * blocks_per_sm(kernel, threads, current_device());
-  return std::max<int64_t>(1, std::min<int64_t>(rows, resident));
+  return std::max<int64_t>(1, std::min<int64_t>(rows, resident_blocks(kernel, threads, sm_count)));
 }
 
 // ---- v5: staging plan ------------------------------------------------------
@@ -1047,7 +1051,7 @@ __global__ void FUSEDOPS_CLUSTER_DIMS(K) __launch_bounds__(kSinglePassMaxThreads
 // at hidden 18432, 10% at 20480, 3-4% at 24576 (not profiled; its registers
 // allow one block an SM, but so at 32768, where 256 rows ran 7% faster).
 // Such batches of one to two times the SMs now run split over 2-block
-// clusters up to hidden 24576 (split_a_wave_and_tail).
+// clusters where split_a_wave_and_tail says so.
 template <typename T>
 constexpr int single_pass_max_c(bool add) {
   return add && sizeof(T) == 8 ? 2 : 4;
@@ -1287,6 +1291,22 @@ bool launch_fwd_cluster(T* out, T* residual_out, const T* x, const T* residual, 
   }
 }
 
+// The single-pass kernel a plan's pick would launch, and whether it loads its
+// weight late: pick(probe) runs that choice with probe in place of the launch.
+struct PickedKernel {
+  const void* kernel = nullptr;
+  bool late_weight = false;
+};
+
+template <typename Pick>
+PickedKernel picked_kernel(const Pick& pick) {
+  PickedKernel picked;
+  pick([&](auto kernel, bool late_weight) {
+    picked = {reinterpret_cast<const void*>(kernel), late_weight};
+  });
+  return picked;
+}
+
 // Whether a batch of more rows than SMs takes the latency build (kFewRows)
 // instead of the occupancy build: when every row's block of the latency build
 // is resident at once (one wave), the occupancy build's register budget buys
@@ -1307,14 +1327,9 @@ bool launch_fwd_cluster(T* out, T* residual_out, const T* x, const T* residual, 
 template <typename PickLatency>
 bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
                                const PickLatency& pick_latency) {
-  const void* kernel = nullptr;
-  bool late_weight = false;
-  pick_latency([&](auto k, bool late) {
-    kernel = reinterpret_cast<const void*>(k);
-    late_weight = late;
-  });
-  if (late_weight) return false;
-  return rows <= int64_t{sm_count} * blocks_per_sm(kernel, threads, current_device());
+  const PickedKernel latency = picked_kernel(pick_latency);
+  if (latency.late_weight) return false;
+  return rows <= resident_blocks(latency.kernel, threads, sm_count);
 }
 
 // Whether a batch of the 16-bit fused add at 4 vectors a thread (hidden
@@ -1351,10 +1366,8 @@ bool split_a_wave_and_tail(int64_t rows, int c, int threads, bool add, const Dev
   if (!add || c != 4 || device.cc_major < 9 || (threads / 32) % 2 != 0 || rows <= device.sm_count) {
     return false;
   }
-  const void* single = nullptr;
-  pick_occupancy([&](auto k, bool /*late_weight*/) { single = reinterpret_cast<const void*>(k); });
   const int64_t single_rows =
-      int64_t{device.sm_count} * blocks_per_sm(single, threads, current_device());
+      resident_blocks(picked_kernel(pick_occupancy).kernel, threads, device.sm_count);
   if (rows <= single_rows || rows > 2 * single_rows) return false;
   const void* split = reinterpret_cast<const void*>(rms_norm_fwd_cluster_kernel<T, 4, true, 2>);
   return resident_clusters(split, threads / 2, 2) >= single_rows;
@@ -2044,8 +2057,7 @@ BwdPlan plan_bwd(int64_t rows, int64_t hidden, int sm_count, bool aligned, bool 
       p.two_pass_threads =
           static_cast<int>(((nvec + kBwdTwoPassC - 1) / kBwdTwoPassC + 31) / 32 * 32);
       const void* kernel = reinterpret_cast<const void*>(rms_norm_bwd_two_pass_kernel<T>);
-      const int64_t resident = static_cast<int64_t>(sm_count) *
-                               blocks_per_sm(kernel, p.two_pass_threads, current_device());
+      const int64_t resident = resident_blocks(kernel, p.two_pass_threads, sm_count);
       const bool floor = p.two_pass_threads >= kTwoPassFloorMinThreads;
       p.grid = floored_grid(rows, resident, sm_count, floor ? kMinRowsPerTwoPassBlock : 1);
       p.num_partials = p.grid;
