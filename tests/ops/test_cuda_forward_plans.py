@@ -18,8 +18,8 @@ a thread and at 32 (UNCHECKED_16_BIT below); every other row keeps them.
 Batches of more rows than the L2 holds take builds that prefetch rows ahead
 into the L2; they too must give the same bits. On sm_90+
 a few long rows run split over a thread block cluster (CLUSTER below), and so do
-16-bit fused-add rows of 2049-4096 vectors in batches of one to two times the SMs
-(WAVE_AND_TAIL), with the same bits again.
+16-bit fused-add rows of 1024-4096 vectors (blocks of 512+ threads) in batches of one
+to two waves of their single-pass blocks (WAVE_AND_TAIL), with the same bits again.
 """
 
 from __future__ import annotations
@@ -423,36 +423,43 @@ def test_a_batch_of_one_wave_takes_the_latency_build(
 
 
 # The 16-bit fused add at 4 vectors a thread (hidden 16392-32768, blocks of
-# 544-1024 threads) runs a batch of sm_count + 1 to 2 x sm_count rows split over
-# 2-block clusters where the clusters hold as many rows at once as the
-# single-pass blocks do, and its warp count is even (split_a_wave_and_tail).
-# Which widths split follows the registers ptxas gives the two kernels, so the
-# kernel names are checked only where those are known: an sm_90 GPU running a
-# build with sm_90 code from CUDA 13.0 (every such single-pass block fits one an
-# SM; of 32768's 512-thread halves, fp16's at 64 registers fit two, bf16's at 72
-# one, half the rows). The bits are checked on every sm_90+ GPU.
-WAVE_AND_TAIL = [  # (dtype, hidden, split on sm_90)
-    (torch.bfloat16, 18432, True),  # 576 threads
-    (torch.float16, 20000, True),  # 640 threads, 60 slots past the row
-    (torch.bfloat16, 24576, True),  # 768 threads
-    (torch.float16, 32768, True),  # 1024 threads: two halves an SM
-    (torch.bfloat16, 32768, False),  # 1024 threads: one half an SM, half the rows
-    (torch.bfloat16, 17408, False),  # 544 threads: 17 warps, no halves
+# 544-1024 threads), or at 2 in blocks of 512-1024 threads (hidden 8192-16384),
+# runs a batch of one to two waves of its single-pass blocks (more rows than fit
+# at once, at most twice as many) split over 2-block clusters where the clusters
+# hold as many rows at once as those blocks do, and its warp count is even
+# (split_a_wave_and_tail). Which widths split, and how many blocks make a wave,
+# follow the registers ptxas gives the two kernels, so the kernel names are
+# checked only where those are known: an sm_90 GPU running a build with sm_90
+# code from CUDA 13.0 (of 32768's 512-thread halves, fp16's at 64 registers fit
+# two an SM, bf16's at 72 one, half the rows). The bits are checked on every
+# sm_90+ GPU.
+WAVE_AND_TAIL = [  # (dtype, hidden, single-pass blocks an SM, split: both on sm_90)
+    (torch.bfloat16, 8192, 2, True),  # 512 threads x 2 vectors: rows past 2 x SMs
+    (torch.float16, 12288, 1, True),  # 768 threads x 2
+    (torch.bfloat16, 16384, 1, True),  # 1024 threads x 2
+    (torch.bfloat16, 4096, 4, False),  # 256 threads x 2: blocks this small are not split
+    (torch.bfloat16, 18432, 1, True),  # 576 threads x 4
+    (torch.float16, 20000, 1, True),  # 640 threads, 60 slots past the row
+    (torch.bfloat16, 24576, 1, True),  # 768 threads
+    (torch.float16, 32768, 1, True),  # 1024 threads: two halves an SM
+    (torch.bfloat16, 32768, 1, False),  # 1024 threads: one half an SM, half the rows
+    (torch.bfloat16, 17408, 1, False),  # 544 threads: 17 warps, no halves
 ]
 
 
-@pytest.mark.parametrize(("dtype", "hidden", "split"), WAVE_AND_TAIL, ids=str)
+@pytest.mark.parametrize(("dtype", "hidden", "per_sm", "split"), WAVE_AND_TAIL, ids=str)
 def test_a_wave_and_a_tail_of_long_fused_add_rows_split_over_clusters(
-    dtype: torch.dtype, hidden: int, split: bool
+    dtype: torch.dtype, hidden: int, per_sm: int, split: bool
 ) -> None:
-    """Just past the SMs, at twice the SMs and one row more: the fused add's kernel is
-    the cluster kernel of 2 blocks a row where the plan says so (rms_norm never), and
-    every bit is the single-pass kernel's in a batch past those row counts."""
+    """Just past one wave of the single-pass blocks (per_sm an SM), at two waves and
+    one row more: the fused add's kernel is the cluster kernel of 2 blocks a row where
+    the plan says so (rms_norm never), and every bit is the single-pass kernel's in a
+    batch past those row counts."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread block clusters need sm_90 or newer")
-    sms = sm_count()
+    wave = per_sm * sm_count()
     # Past every row count below, so that each is compared with another launch.
-    x, r, w = norm_inputs(max(occupancy_batch(dtype, hidden), 2 * sms + 2), hidden, dtype)
+    x, r, w = norm_inputs(max(occupancy_batch(dtype, hidden), 2 * wave + 2), hidden, dtype)
     batch = forwards(x, r, w)
     build = fusedops.BUILD_INFO
     known_registers = (
@@ -460,9 +467,9 @@ def test_a_wave_and_a_tail_of_long_fused_add_rows_split_over_clusters(
         and build["cuda"] == "13.0"
         and "9.0" in build["arch_list"]
     )
-    for rows in (sms + 1, 2 * sms, 2 * sms + 1):
+    for rows in (wave + 1, 2 * wave, 2 * wave + 1):
         if known_registers:
-            expected = [2] if split and rows <= 2 * sms else []
+            expected = [2] if split and rows <= 2 * wave else []
             assert cluster_blocks(forward_call(x[:rows], r[:rows], w)) == expected, rows
             assert cluster_blocks(forward_call(x[:rows], None, w)) == [], rows
         assert_same_bits(forwards(x[:rows], r[:rows], w), [b[:rows] for b in batch], f"{rows} rows")

@@ -189,12 +189,13 @@ def test_cuda_either_side_of_the_index_width_switch(rows: int, layout: str) -> N
 # 16-byte vectors, in bands that differ by direction and dtype
 # (silu_and_mul.cu, vector_width): 4-byte to 2048, 8-byte to 8192, 4-byte to
 # 16384, 8-byte to 131072 forward, 65536 (16-bit) or 262144 (float32)
-# backward, then 16-byte, and past 2^20 8-byte again except in the 16-bit
-# backward. One row of one 16-byte vector makes the count the
-# row count, so these rows sit on both sides of every edge. float64 is left
+# backward, then 16-byte, but 8-byte again at 262145-524288 in the float32
+# forward and past 2^20 except in the 16-bit backward. One row of one 16-byte
+# vector makes the count the row count, so these rows sit on both sides of
+# every edge. float64 is left
 # out: every band gives it the same 16-byte vectors, and no fast sigmoid path.
 _BAND_EDGES = [2048, 2049, 8192, 8193, 16384, 16385, 65536, 65537, 131072, 131073, 262144, 262145]
-_BAND_EDGES += [2**20, 2**20 + 1]
+_BAND_EDGES += [524288, 524289, 2**20, 2**20 + 1]
 
 
 @pytest.mark.gpu
@@ -240,6 +241,8 @@ def band_width(dtype: torch.dtype, vectors: int, forward: bool) -> int:
         return narrow
     mid_max = 131072 if forward else (262144 if size == 4 else 65536)
     if vectors <= mid_max:
+        return mid
+    if forward and size == 4 and 262144 < vectors <= 524288:
         return mid
     wide_band_ends = forward or size == 4
     return mid if wide_band_ends and vectors > 2**20 else wide

@@ -1202,6 +1202,7 @@ void launch_with_warps(int threads, bool full, const Go& go) {
 // (sm_90+).
 constexpr int kClusterMinThreadsAdd = 512;
 constexpr int kClusterMinThreadsNorm = 640;
+constexpr int kSplitMinThreadsC2 = 512;  // split_a_wave_and_tail at 2 vectors a thread
 
 template <typename T>
 int cluster_split(int64_t rows, int threads, bool add, const DeviceLimits& device) {
@@ -1332,44 +1333,55 @@ bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
   return rows <= resident_blocks(latency.kernel, threads, sm_count);
 }
 
-// Whether a batch of the 16-bit fused add at 4 vectors a thread (hidden
-// 16392-32768, blocks of 544-1024 threads) that is one wave of its single-pass
+// Whether a batch of the 16-bit fused add that is one wave of its single-pass
 // blocks and a tail (more rows than fit at once, at most twice as many) runs
-// split over 2-block clusters (the cluster kernel, same bits) instead. Those
-// blocks fit one an SM (61-64 registers), so the tail is of whole rows; split,
-// it is of half rows. H100, three calls (NOTES.md v27 and v28), base and split
-// builds taking turns:
-// - hidden 17920-20480 (576-640 threads): 133-200 rows 2.7-24.6% faster in
-//   every call (bf16 133 x 18432: 7.20 -> 5.54 us); 256-264 rows from 9.8%
-//   faster to 7.1% slower (that one fp16 264 x 20480, whose base runs were
-//   15.1 and 16.4 us; 5-10% faster in the other two calls). There the single-
-//   pass kernel had been 3-17% slower at 256 rows than the two-pass one it
-//   replaced;
-// - 24576, and fp16 32768: 133-200 rows 1.6-15.8% faster, 256-264 rows
-//   0.1-2.1% slower;
-// - past twice the SMs (300 rows) from 3.7% faster to 4.1% slower, so the
-//   band stops there.
+// split over 2-block clusters (the cluster kernel, same bits) instead: rows of
+// 4 vectors a thread (hidden 16392-32768, blocks of 544-1024 threads), or of 2
+// in blocks of 512-1024 threads (hidden 8192-16384). The tail of whole rows
+// becomes a tail of half rows. H100, base and split builds taking turns
+// (NOTES.md v27-v29):
+// - 4 vectors, three calls at hidden 17920-20480 (576-640 threads, one block
+//   an SM): 133-200 rows 2.7-24.6% faster in every call (bf16 133 x 18432:
+//   7.20 -> 5.54 us); 256-264 rows from 9.8% faster to 7.1% slower (that one
+//   fp16 264 x 20480, whose base runs were 15.1 and 16.4 us). There the
+//   single-pass kernel had been 3-17% slower at 256 rows than the two-pass one
+//   it replaced;
+// - 4 vectors at 24 and 32 warps (v28): 133-200 rows 1.6-15.8% faster,
+//   256-264 rows 0.1-2.1% slower; at 22-30 warps (v29, one call): 133 rows
+//   10.7-17.2% faster, 200 rows 0.9-10.6%, 256-264 rows from 3.6% faster to
+//   1.4% slower;
+// - 2 vectors, two calls: hidden 16384 (1024 threads, one an SM) 200 and 264
+//   rows 0.3-7.1% faster; 12288 (768, one an SM) 6.1-13.0%; 8192 (512, two an
+//   SM, so 265-528 rows) 300 rows 7.1-10.5%, 512-528 rows 1.7-5.0%, 400 rows
+//   from 1.7% faster to 1.7% slower. Smaller blocks are not split: bf16 4096
+//   (256 threads, four an SM) gave +0.7% at 700 rows and -6.3% at 1024 from
+//   one of two runs, and fp16's halves there hold fewer rows;
+// - past twice the resident rows (4 vectors, 300 rows) from 3.7% faster to
+//   4.1% slower, so the band stops there.
 // Split only while the clusters hold as many rows at once as the single-pass
 // blocks do: at 32768 bf16's 512-thread halves (72 registers on sm_90) fit
 // one an SM, half the rows, and ran 9-17% slower at 160-264 rows. With CUDA
-// 13.0 on sm_90 the registers make the rule take even warp counts from 18
-// (the plan test sees 18, 20, 24 and 32 warps): bf16 up to 28 warps
-// (hidden 17416-28672), fp16 up to 32 (17416-32768); 22, 26 and 28 warps, and
-// fp16's 30, are split unmeasured, on the rule's reading. 17 warps (hidden
-// 16392-17408) have no halves. Other blocks were not measured split at these
-// batch sizes. pick_occupancy(probe) runs the occupancy build's choice of
-// kernel with probe in place of the launch.
+// 13.0 on sm_90 the registers make the rule take even warp counts from 16 at
+// 2 vectors and from 18 at 4: bf16 up to 28 warps at 4 vectors (hidden
+// 17416-28672), fp16 up to 32 (17416-32768); 20 and 28 warps at 2 vectors
+// (hidden 10240, 14336) are split unmeasured, on the rule's reading. Odd warp
+// counts have no halves. pick_occupancy(probe) runs the occupancy build's
+// choice of kernel with probe in place of the launch.
 template <typename T, typename PickOccupancy>
 bool split_a_wave_and_tail(int64_t rows, int c, int threads, bool add, const DeviceLimits& device,
                            const PickOccupancy& pick_occupancy) {
   static_assert(sizeof(T) == 2, "measured for the 16-bit fused add only");
-  if (!add || c != 4 || device.cc_major < 9 || (threads / 32) % 2 != 0 || rows <= device.sm_count) {
+  const bool measured_width = c == 4 || (c == 2 && threads >= kSplitMinThreadsC2);
+  if (!add || !measured_width || device.cc_major < 9 || (threads / 32) % 2 != 0 ||
+      rows <= device.sm_count) {
     return false;
   }
   const int64_t single_rows =
       resident_blocks(picked_kernel(pick_occupancy).kernel, threads, device.sm_count);
   if (rows <= single_rows || rows > 2 * single_rows) return false;
-  const void* split = reinterpret_cast<const void*>(rms_norm_fwd_cluster_kernel<T, 4, true, 2>);
+  const void* split =
+      c == 4 ? reinterpret_cast<const void*>(rms_norm_fwd_cluster_kernel<T, 4, true, 2>)
+             : reinterpret_cast<const void*>(rms_norm_fwd_cluster_kernel<T, 2, true, 2>);
   return resident_clusters(split, threads / 2, 2) >= single_rows;
 }
 

@@ -298,6 +298,10 @@ int grid_for(int64_t work_items) {
 //   forward to 131072 (16-bit 128 x 8192: 2.30 against 2.42-2.53 us), the
 //   16-bit backward to 65536 (16-byte vectors 2% faster at 131072), the
 //   float32 backward to 262144 (8-byte vectors 6-8% faster at 131072-262144);
+// - the float32 forward takes 8-byte vectors again at 262145-524288 (2-6%
+//   faster at every such shape in two A/Bs: 512 x 4096 5.07 -> 4.92 us), but
+//   not at 131073-262144 (3.3-3.7% slower at three of its shapes) nor at
+//   524289-2^20 (1.5-3.1% slower); NOTES.md v28 and v29;
 // - past kWideMaxVectors (2^20: 16 MiB of output, 48 MiB with the input,
 //   about an H100's L2), 8-byte vectors again for the forward and the
 //   float32 backward: 0.4-1.3% faster in the forward at every such shape of
@@ -308,9 +312,10 @@ int grid_for(int64_t work_items) {
 constexpr int64_t kNarrowMaxVectors = 2048;
 constexpr int64_t kNarrowBandMin = 8192, kNarrowBandMax = 16384;  // (min, max]: narrow
 constexpr int64_t kMidMaxVectorsFwd = 131072;
-constexpr int64_t kMidMaxVectorsBwd16 = 65536;         // 16-bit backward
-constexpr int64_t kMidMaxVectorsBwd32 = 262144;        // float32 backward
-constexpr int64_t kWideMaxVectors = int64_t{1} << 20;  // not the 16-bit backward
+constexpr int64_t kFwd32MidBandMin = 262144, kFwd32MidBandMax = 524288;  // (min, max]: 8-byte
+constexpr int64_t kMidMaxVectorsBwd16 = 65536;                           // 16-bit backward
+constexpr int64_t kMidMaxVectorsBwd32 = 262144;                          // float32 backward
+constexpr int64_t kWideMaxVectors = int64_t{1} << 20;                    // not the 16-bit backward
 
 enum class Direction { kForward, kBackward };
 
@@ -327,6 +332,10 @@ int vector_width(int64_t rows, int64_t d, bool aligned, Direction direction) {
                           : sizeof(T) == 4                 ? kMidMaxVectorsBwd32
                                                            : kMidMaxVectorsBwd16;
   if (vectors <= mid_max) return kMid<T>;
+  if (sizeof(T) == 4 && direction == Direction::kForward && vectors > kFwd32MidBandMin &&
+      vectors <= kFwd32MidBandMax) {
+    return kMid<T>;
+  }
   const bool wide_band_ends = direction == Direction::kForward || sizeof(T) == 4;
   return wide_band_ends && vectors > kWideMaxVectors ? kMid<T> : kWide;
 }
