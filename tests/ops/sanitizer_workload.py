@@ -61,6 +61,10 @@ def main() -> None:
             # 16-bit 8192 (fused add) and 16384 take its unchecked kernels.
             (100, 8192),
             (100, 16384),
+            # 16-bit 16384 at 200 rows: the fused add's 1024-thread blocks (2 vectors
+            # a thread) fit one an SM, so on an H100 a wave and a tail, split over
+            # 2-block clusters (so is 300 x 8192 below, two 512-thread blocks an SM).
+            (200, 16384),
             # 16-bit rows of 2049-4096 vectors: the fused add at 4 vectors a
             # thread with its weight loaded late (a cluster at 2 rows on
             # sm_90+), 60 thread slots past the row; at 200 rows (between one

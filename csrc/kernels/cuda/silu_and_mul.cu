@@ -298,8 +298,8 @@ int grid_for(int64_t work_items) {
 //   forward to 131072 (16-bit 128 x 8192: 2.30 against 2.42-2.53 us), the
 //   16-bit backward to 65536 (16-byte vectors 2% faster at 131072), the
 //   float32 backward to 262144 (8-byte vectors 6-8% faster at 131072-262144);
-// - the float32 forward takes 8-byte vectors again at 262145-524288 (2-6%
-//   faster at every such shape in two A/Bs: 512 x 4096 5.07 -> 4.92 us), but
+// - the float32 forward takes 8-byte vectors again at 262145-524288 (0.2-5.7%
+//   faster at every such shape in three A/Bs: 512 x 4096 5.07 -> 4.92 us), but
 //   not at 131073-262144 (3.3-3.7% slower at three of its shapes) nor at
 //   524289-2^20 (1.5-3.1% slower); NOTES.md v28 and v29;
 // - past kWideMaxVectors (2^20: 16 MiB of output, 48 MiB with the input,
