@@ -1350,12 +1350,14 @@ bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
 //   256-264 rows 0.1-2.1% slower; at 22-30 warps (v29, one call): 133 rows
 //   10.7-17.2% faster, 200 rows 0.9-10.6%, 256-264 rows from 3.6% faster to
 //   1.4% slower;
-// - 2 vectors, two calls: hidden 16384 (1024 threads, one an SM) 200 and 264
-//   rows 0.3-7.1% faster; 12288 (768, one an SM) 6.1-13.0%; 8192 (512, two an
-//   SM, so 265-528 rows) 300 rows 7.1-10.5%, 512-528 rows 1.7-5.0%, 400 rows
-//   from 1.7% faster to 1.7% slower. Smaller blocks are not split: bf16 4096
-//   (256 threads, four an SM) gave +0.7% at 700 rows and -6.3% at 1024 from
-//   one of two runs, and fp16's halves there hold fewer rows;
+// - 2 vectors, three calls, at 16, 20, 24, 28 and 32 warps: where one
+//   block fits an SM (bf16 10240, 12288-16384; 133-264 rows) 133 rows
+//   15.2-26.6% faster, 200 rows 4.1-20.3%, 256-264 rows from 13.2% faster to
+//   0.5% slower; where two do (8192, fp16 10240; 265-528 rows) 300 rows
+//   3.6-10.5% faster, 512-528 rows 1.4-5.0%, 400 rows from 5.5% faster to
+//   1.7% slower. Smaller blocks are not split: bf16 4096 (256 threads, four
+//   an SM) gave +0.7% at 700 rows and -6.3% at 1024 from one of two runs, and
+//   fp16's halves there hold fewer rows;
 // - past twice the resident rows (4 vectors, 300 rows) from 3.7% faster to
 //   4.1% slower, so the band stops there.
 // Split only while the clusters hold as many rows at once as the single-pass
@@ -1363,10 +1365,9 @@ bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
 // one an SM, half the rows, and ran 9-17% slower at 160-264 rows. With CUDA
 // 13.0 on sm_90 the registers make the rule take even warp counts from 16 at
 // 2 vectors and from 18 at 4: bf16 up to 28 warps at 4 vectors (hidden
-// 17416-28672), fp16 up to 32 (17416-32768); 20 and 28 warps at 2 vectors
-// (hidden 10240, 14336) are split unmeasured, on the rule's reading. Odd warp
-// counts have no halves. pick_occupancy(probe) runs the occupancy build's
-// choice of kernel with probe in place of the launch.
+// 17416-28672), fp16 up to 32 (17416-32768). Odd warp counts have no
+// halves. pick_occupancy(probe) runs the occupancy build's choice of kernel
+// with probe in place of the launch.
 template <typename T, typename PickOccupancy>
 bool split_a_wave_and_tail(int64_t rows, int c, int threads, bool add, const DeviceLimits& device,
                            const PickOccupancy& pick_occupancy) {
