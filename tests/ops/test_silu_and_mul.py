@@ -192,8 +192,8 @@ def test_cuda_either_side_of_the_index_width_switch(rows: int, layout: str) -> N
 # backward, then 16-byte, but 8-byte again at 262145-524288 in the float32
 # forward and past 2^20 except in the 16-bit backward. One row of one 16-byte
 # vector makes the count the row count, so these rows sit on both sides of
-# every edge. float64 is left
-# out: every band gives it the same 16-byte vectors, and no fast sigmoid path.
+# every edge. float64 is left out: every band gives it the same 16-byte
+# vectors, and no fast sigmoid path.
 _BAND_EDGES = [2048, 2049, 8192, 8193, 16384, 16385, 65536, 65537, 131072, 131073, 262144, 262145]
 _BAND_EDGES += [524288, 524289, 2**20, 2**20 + 1]
 

@@ -14,9 +14,9 @@
 // v18, "cluster" (sm_90+, a few rows, single-pass blocks of 640 threads or
 // more, 512 for the fused add): the single-pass block of a row
 // split over a thread block cluster, each warp's sum sent to every block; the
-// same bits, up to 40% faster at 1-64 rows. v28 also sends it the 16-bit
-// fused add's long rows (2049-4096 vectors) in batches of one wave and a
-// tail (split_a_wave_and_tail).
+// same bits, up to 40% faster at 1-64 rows. v28-v29 also send it the 16-bit
+// fused add's rows of 1024-4096 vectors (blocks of 512+ threads) in batches
+// of one wave and a tail (split_a_wave_and_tail).
 //
 // v6, "two-pass" (forward rows too long for v7): one block per row, nothing
 // held across the reduction, the second pass re-reads the row from L2; ~30
