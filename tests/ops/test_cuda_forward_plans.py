@@ -19,13 +19,18 @@ Batches of more rows than the L2 holds take builds that prefetch rows ahead
 into the L2; they too must give the same bits. On sm_90+
 a few long rows run split over a thread block cluster (CLUSTER below), and so do
 16-bit fused-add rows of 1024-4096 vectors (blocks of 512+ threads) in batches of one
-to two waves of their single-pass blocks (WAVE_AND_TAIL), with the same bits again.
+to two waves of their single-pass blocks (WAVE_AND_TAIL), with the same bits again;
+at 2 vectors a thread a long tail of those clusters is held to two even waves
+(HELD_SPLIT).
 """
 
 from __future__ import annotations
 
+import json
 import re
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 import torch
@@ -472,4 +477,57 @@ def test_a_wave_and_a_tail_of_long_fused_add_rows_split_over_clusters(
             expected = [2] if split and rows <= 2 * wave else []
             assert cluster_blocks(forward_call(x[:rows], r[:rows], w)) == expected, rows
             assert cluster_blocks(forward_call(x[:rows], None, w)) == [], rows
+        assert_same_bits(forwards(x[:rows], r[:rows], w), [b[:rows] for b in batch], f"{rows} rows")
+
+
+def cluster_launch_smem(call) -> list[int]:
+    """The shared memory (static and dynamic) of each cluster forward kernel `call`
+    launches, from torch.profiler's trace of the launch."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        call()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "trace.json"
+        prof.export_chrome_trace(str(trace))
+        events = json.loads(trace.read_text())["traceEvents"]
+    return [
+        e["args"]["shared memory"]
+        for e in events
+        if e.get("cat") == "kernel" and CLUSTER_KERNEL.search(e.get("name", ""))
+    ]
+
+
+HELD_SPLIT = [  # (dtype, hidden, the split's halves an SM on sm_90 with CUDA 13.0, held)
+    (torch.float16, 16384, 3, True),  # 512-thread halves, 40 registers
+    (torch.bfloat16, 12288, 3, True),  # 384-thread halves, 48 registers
+    (torch.bfloat16, 8192, 5, True),  # 256-thread halves, 48 registers
+    (torch.bfloat16, 16384, 2, False),  # two an SM: two waves already even
+    (torch.float16, 20480, 3, False),  # 4 vectors a thread: never held
+]
+
+
+@pytest.mark.parametrize(("dtype", "hidden", "halves_per_sm", "held"), HELD_SPLIT, ids=str)
+def test_a_long_tail_of_split_clusters_is_held_to_two_even_waves(
+    dtype: torch.dtype, hidden: int, halves_per_sm: int, held: bool
+) -> None:
+    """A split batch a quarter of a wave of clusters past one wave launches with dynamic
+    shared memory that holds the clusters to two even waves (where the plan holds them);
+    two rows past one wave launches without; both with the bits of a larger batch."""
+    build = fusedops.BUILD_INFO
+    if not (
+        torch.cuda.get_device_capability() == (9, 0)
+        and build["cuda"] == "13.0"
+        and "9.0" in build["arch_list"]
+    ):
+        pytest.skip("the halves an SM are those of sm_90 code from CUDA 13.0")
+    wave = halves_per_sm * sm_count() // 2  # clusters of two halves resident at once
+    long_tail, short_tail = wave + wave // 4, wave + 2
+    x, r, w = norm_inputs(max(occupancy_batch(dtype, hidden), long_tail + 1), hidden, dtype)
+    batch = forwards(x, r, w)
+    for rows, want_held in ((long_tail, held), (short_tail, False)):
+        call = forward_call(x[:rows], r[:rows], w)
+        assert cluster_blocks(call) == [2], rows
+        (smem,) = cluster_launch_smem(call)
+        # The kernel's own shared memory is a few hundred bytes; a hold is tens of KB.
+        assert (smem > 16 * 1024) == want_held, (rows, smem)
         assert_same_bits(forwards(x[:rows], r[:rows], w), [b[:rows] for b in batch], f"{rows} rows")

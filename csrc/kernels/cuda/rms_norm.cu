@@ -89,6 +89,8 @@ struct DeviceLimits {
   int smem_optin;  // largest dynamic shared memory a block may opt in to
   int sm_count;
   int l2_bytes;
+  int smem_per_sm;         // shared memory an SM holds for its blocks
+  int smem_reserved_each;  // what the system takes of it for each block
 };
 
 DeviceLimits device_limits(int device) {
@@ -106,6 +108,12 @@ DeviceLimits device_limits(int device) {
              "cudaDeviceGetAttribute(MultiProcessorCount)");
   check_cuda(cudaDeviceGetAttribute(&d.l2_bytes, cudaDevAttrL2CacheSize, device),
              "cudaDeviceGetAttribute(L2CacheSize)");
+  check_cuda(
+      cudaDeviceGetAttribute(&d.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
+      "cudaDeviceGetAttribute(MaxSharedMemoryPerMultiprocessor)");
+  check_cuda(cudaDeviceGetAttribute(&d.smem_reserved_each, cudaDevAttrReservedSharedMemoryPerBlock,
+                                    device),
+             "cudaDeviceGetAttribute(ReservedSharedMemoryPerBlock)");
   cache.emplace(device, d);
   return d;
 }
@@ -1223,19 +1231,28 @@ int cluster_split(int64_t rows, int threads, bool add, const DeviceLimits& devic
 // a full H100 at least one always can; a partitioned device is asked, not
 // assumed); 0 if the loaded kernel is not a cluster kernel of k blocks (a
 // build without sm_90+ code runs its trapping stub, with no cluster dims).
-// Cached per thread, as current_limits is: every few-row forward asks.
-int resident_clusters(const void* kernel, int block_threads, int k) {
-  thread_local std::map<std::tuple<const void*, int, int>, int> cache;
-  const auto key = std::make_tuple(kernel, block_threads, current_device());
+// Cached per thread, as current_limits is: every few-row forward asks. With
+// smem_bytes of dynamic shared memory a block (more than 48 KB: the kernel is
+// first allowed the device's opt-in maximum, as in blocks_per_sm).
+int resident_clusters(const void* kernel, int block_threads, int k, int smem_bytes = 0) {
+  thread_local std::map<std::tuple<const void*, int, int, int>, int> cache;
+  const int device = current_device();
+  const auto key = std::make_tuple(kernel, block_threads, device, smem_bytes);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   cudaFuncAttributes attr{};
   check_cuda(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes");
   int clusters = 0;
   if (attr.requiredClusterWidth == k) {
+    if (smem_bytes > 48 * 1024) {
+      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      max_dynamic_smem(kernel, device)),
+                 "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    }
     cudaLaunchConfig_t config{};  // no cluster attribute: the kernel's own dims apply
     config.gridDim = dim3(static_cast<unsigned>(k));
     config.blockDim = dim3(static_cast<unsigned>(block_threads));
+    config.dynamicSmemBytes = static_cast<size_t>(smem_bytes);
     check_cuda(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config),
                "cudaOccupancyMaxActiveClusters");
   }
@@ -1251,11 +1268,11 @@ bool clusters_fit(const void* kernel, int block_threads, int k) {
 template <typename T, int K>
 bool launch_fwd_cluster_k(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
                           int64_t rows, int hidden, int c, int threads, float inv_hidden, float eps,
-                          cudaStream_t stream) {
+                          int smem_bytes, cudaStream_t stream) {
   auto go = [&](auto kernel) {
     if (!clusters_fit(reinterpret_cast<const void*>(kernel), threads / K, K)) return false;
-    kernel<<<static_cast<unsigned>(rows * K), threads / K, 0, stream>>>(
-        out, residual_out, x, residual, weight, hidden, threads, inv_hidden, eps);
+    kernel<<<static_cast<unsigned>(rows * K), threads / K, static_cast<size_t>(smem_bytes),
+             stream>>>(out, residual_out, x, residual, weight, hidden, threads, inv_hidden, eps);
     return true;
   };
   if (residual != nullptr) {
@@ -1273,20 +1290,22 @@ bool launch_fwd_cluster_k(T* out, T* residual_out, const T* x, const T* residual
   return go(rms_norm_fwd_cluster_kernel<T, 4, false, K>);
 }
 
+// smem_bytes: dynamic shared memory the kernel does not use, which holds fewer
+// blocks on an SM (hold_clusters_to).
 template <typename T>
 bool launch_fwd_cluster(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
                         int64_t rows, int hidden, int c, int threads, int k, float inv_hidden,
-                        float eps, cudaStream_t stream) {
+                        float eps, cudaStream_t stream, int smem_bytes = 0) {
   switch (k) {
     case 2:
       return launch_fwd_cluster_k<T, 2>(out, residual_out, x, residual, weight, rows, hidden, c,
-                                        threads, inv_hidden, eps, stream);
+                                        threads, inv_hidden, eps, smem_bytes, stream);
     case 4:
       return launch_fwd_cluster_k<T, 4>(out, residual_out, x, residual, weight, rows, hidden, c,
-                                        threads, inv_hidden, eps, stream);
+                                        threads, inv_hidden, eps, smem_bytes, stream);
     case 8:
       return launch_fwd_cluster_k<T, 8>(out, residual_out, x, residual, weight, rows, hidden, c,
-                                        threads, inv_hidden, eps, stream);
+                                        threads, inv_hidden, eps, smem_bytes, stream);
     default:
       return false;  // cluster_split gives 2, 4 or 8
   }
@@ -1368,22 +1387,74 @@ bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
 // 17416-28672), fp16 up to 32 (17416-32768). Odd warp counts have no
 // halves. pick_occupancy(probe) runs the occupancy build's choice of kernel
 // with probe in place of the launch.
+// Dynamic shared memory (the kernel uses none) that holds a split launch of
+// `rows` 2-block clusters, of which `resident` fit at once, to two even waves.
+// Past one wave by a tail of at least an eighth of one, it runs as a full wave
+// and that tail; held to ceil(rows / 2) clusters at once (shared memory that
+// leaves an SM room for no more blocks), as two waves of nearly the same size.
+// H100, sm_90 builds taking turns (NOTES.md v30), 2 vectors a thread: the 18
+// held shapes of a second call at rows the first did not run, hidden
+// 8192-16384, 230-512 rows, 1.6-6.2% faster (median 4.2%; fp16 256 x 16384
+// 8.68 -> 8.31 us). Held at tails of 2-4 clusters it was 0.7-3.7% slower (two
+// half waves for one), and at 4 vectors a thread (hidden 20480, 200-264 rows)
+// 2.2-4.6% slower at every tail, so those keep every cluster. 0 where nothing
+// is held, or no size of shared memory gives the hold. Cached per thread, as
+// resident_clusters.
+int hold_clusters_to(const void* kernel, int block_threads, int64_t rows, int resident,
+                     const DeviceLimits& device) {
+  const int64_t tail = rows - resident;
+  if (tail <= 0 || tail > resident || tail * 8 < resident) return 0;
+  const int64_t wanted = (rows + 1) / 2;
+  thread_local std::map<std::tuple<const void*, int, int, int64_t>, int> cache;
+  const int device_index = current_device();
+  const auto key = std::make_tuple(kernel, block_threads, device_index, wanted);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  cudaFuncAttributes attr{};
+  check_cuda(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes");
+  const int most = max_dynamic_smem(kernel, device_index);
+  int held_smem = 0;
+  // p blocks an SM: the least footprint at which a (p + 1)-th no longer fits.
+  for (int64_t p = (2 * wanted + device.sm_count - 1) / device.sm_count;; ++p) {
+    const int64_t smem = device.smem_per_sm / (p + 1) + 1 - device.smem_reserved_each -
+                         static_cast<int64_t>(attr.sharedSizeBytes);
+    if (smem <= 0) break;
+    if (smem > most) continue;
+    const int held = resident_clusters(kernel, block_threads, 2, static_cast<int>(smem));
+    if (held >= resident) break;
+    if (held >= wanted) {
+      held_smem = static_cast<int>(smem);
+      break;
+    }
+  }
+  return cache.emplace(key, held_smem).first->second;
+}
+
+// Whether to split (`split`), and the dynamic shared memory its launch takes
+// (hold_clusters_to).
+struct WaveSplit {
+  bool split = false;
+  int smem_bytes = 0;
+};
+
 template <typename T, typename PickOccupancy>
-bool split_a_wave_and_tail(int64_t rows, int c, int threads, bool add, const DeviceLimits& device,
-                           const PickOccupancy& pick_occupancy) {
+WaveSplit split_a_wave_and_tail(int64_t rows, int c, int threads, bool add,
+                                const DeviceLimits& device, const PickOccupancy& pick_occupancy) {
   static_assert(sizeof(T) == 2, "measured for the 16-bit fused add only");
   const bool measured_width = c == 4 || (c == 2 && threads >= kSplitMinThreadsC2);
   if (!add || !measured_width || device.cc_major < 9 || (threads / 32) % 2 != 0 ||
       rows <= device.sm_count) {
-    return false;
+    return {};
   }
   const int64_t single_rows =
       resident_blocks(picked_kernel(pick_occupancy).kernel, threads, device.sm_count);
-  if (rows <= single_rows || rows > 2 * single_rows) return false;
+  if (rows <= single_rows || rows > 2 * single_rows) return {};
   const void* split =
       c == 4 ? reinterpret_cast<const void*>(rms_norm_fwd_cluster_kernel<T, 4, true, 2>)
              : reinterpret_cast<const void*>(rms_norm_fwd_cluster_kernel<T, 2, true, 2>);
-  return resident_clusters(split, threads / 2, 2) >= single_rows;
+  const int resident = resident_clusters(split, threads / 2, 2);
+  if (resident < single_rows) return {};
+  return {true, c == 2 ? hold_clusters_to(split, threads / 2, rows, resident, device) : 0};
 }
 
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
@@ -1443,11 +1514,11 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     return pick(std::true_type{}, std::false_type{}, go);
   }
   if constexpr (sizeof(T) == 2) {
-    if (split_a_wave_and_tail<T>(
-            rows, c, threads, residual != nullptr, device,
-            [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); }) &&
-        launch_fwd_cluster<T>(out, residual_out, x, residual, weight, rows, h, c, threads, 2, inv_h,
-                              e, stream)) {
+    const WaveSplit split = split_a_wave_and_tail<T>(
+        rows, c, threads, residual != nullptr, device,
+        [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); });
+    if (split.split && launch_fwd_cluster<T>(out, residual_out, x, residual, weight, rows, h, c,
+                                             threads, 2, inv_h, e, stream, split.smem_bytes)) {
       return;
     }
   }
