@@ -65,6 +65,10 @@ def main() -> None:
             # a thread) fit one an SM, so on an H100 a wave and a tail, split over
             # 2-block clusters (so is 300 x 8192 below, two 512-thread blocks an SM).
             (200, 16384),
+            # 256 rows: fp16's halves fit three an SM, a tail of 58 clusters past
+            # the 198 resident on an H100, so the launch is held to two waves
+            # with dynamic shared memory (hold_clusters_to).
+            (256, 16384),
             # 16-bit rows of 2049-4096 vectors: the fused add at 4 vectors a
             # thread with its weight loaded late (a cluster at 2 rows on
             # sm_90+), 60 thread slots past the row; at 200 rows (between one
