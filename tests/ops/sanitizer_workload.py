@@ -65,10 +65,6 @@ def main() -> None:
             # a thread) fit one an SM, so on an H100 a wave and a tail, split over
             # 2-block clusters (so is 300 x 8192 below, two 512-thread blocks an SM).
             (200, 16384),
-            # 256 rows: fp16's halves fit three an SM, a tail of 58 clusters past
-            # the 198 resident on an H100, so the launch is held to two waves
-            # with dynamic shared memory (hold_clusters_to).
-            (256, 16384),
             # 16-bit rows of 2049-4096 vectors: the fused add at 4 vectors a
             # thread with its weight loaded late (a cluster at 2 rows on
             # sm_90+), 60 thread slots past the row; at 200 rows (between one
@@ -118,6 +114,12 @@ def main() -> None:
         x = torch.randn(rows, 4096, dtype=torch.bfloat16, device="cuda")
         w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")
         fusedops.rms_norm(x, w)
+        fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
+        # A split launch held to two even waves with dynamic shared memory it does not
+        # use (hold_clusters_to): fp16 256 x 16384 on an H100, whose split halves fit
+        # three an SM, a tail of 58 clusters past the 198 resident (forward only).
+        x = torch.randn(256, 16384, dtype=torch.float16, device="cuda")
+        w = torch.randn(16384, dtype=torch.float16, device="cuda")
         fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
     torch.cuda.synchronize()
     print(f"sanitize smoke: all ops ran; {checked} misaligned inputs reached the kernels uncopied")
