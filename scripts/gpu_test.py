@@ -1,6 +1,7 @@
 """Test built wheels on this machine's GPU, with GPU tests required.
 
-    python scripts/gpu_test.py WHEEL [WHEEL ...] [--no-sanitizer | --sanitizer-only] [-k EXPR]
+    python scripts/gpu_test.py WHEEL [WHEEL ...] [--no-sanitizer | --sanitizer-only]
+        [-k EXPR] [--part K/N]
 
 For each wheel: install it into a private directory against the machine's own
 torch (`pip install --no-deps --target`, so torch is never touched), run the
@@ -10,9 +11,12 @@ and racecheck where the tool exists. Prints a verdict per wheel and exits
 non-zero if any step of any wheel failed. Needs only pip and pytest: this is
 what a bare GPU runner has.
 
-A job with a time limit per command can split the run in two: `--no-sanitizer`
-(the suite), then `--sanitizer-only` (install, import and the two sanitizer
-runs, where a missing compute-sanitizer is a failure, not a skip).
+A job with a time limit per command can split the run: `--no-sanitizer` (the
+suite), then `--sanitizer-only` (install, import and the two sanitizer runs,
+where a missing compute-sanitizer is a failure, not a skip). `--part K/N` runs
+the K-th of N contiguous slices of the suite, each with its own check that its
+GPU tests passed: `--no-sanitizer --part 1/2` and `--part 2/2` are the whole
+suite, each test once.
 """
 
 from __future__ import annotations
@@ -167,8 +171,8 @@ def gpu_count(env: dict[str, str]) -> int:
     return int(lines[-1]) if proc.returncode == 0 and lines and lines[-1].isdigit() else 0
 
 
-def collect_gpu_tests(env: dict[str, str]) -> list[str]:
-    """The node ids of every gpu-marked test this machine must pass."""
+def collect_tests(env: dict[str, str], *pytest_args: str) -> list[str]:
+    """The node ids of the suite's tests (narrowed by `pytest_args`), in pytest's order."""
     proc = subprocess.run(
         [
             sys.executable,
@@ -178,8 +182,7 @@ def collect_gpu_tests(env: dict[str, str]) -> list[str]:
             "-q",
             "-p",
             "no:cacheprovider",
-            "-m",
-            gpu_marker_expression(gpu_count(env)),
+            *pytest_args,
             *SUITE,
         ],
         env=env,
@@ -189,6 +192,27 @@ def collect_gpu_tests(env: dict[str, str]) -> list[str]:
         check=False,
     )
     return [line.strip() for line in proc.stdout.splitlines() if "::" in line]
+
+
+def collect_gpu_tests(env: dict[str, str]) -> list[str]:
+    """The node ids of every gpu-marked test this machine must pass."""
+    return collect_tests(env, "-m", gpu_marker_expression(gpu_count(env)))
+
+
+def part_of(text: str) -> tuple[int, int]:
+    """--part K/N (1 <= K <= N)."""
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected K/N with 1 <= K <= N, e.g. 1/2")
+    return int(match[1]), int(match[2])
+
+
+def split_part(nodes: list[str], part: tuple[int, int]) -> list[str]:
+    """Slice K of N of `nodes`, in their order. Contiguous, so that a module's fixtures
+    are set up in one part (in two where a boundary cuts it); the N slices together
+    are `nodes`, each once."""
+    k, n = part
+    return nodes[(k - 1) * len(nodes) // n : k * len(nodes) // n]
 
 
 def test_wheel(wheel: Path, args: argparse.Namespace, workdir: Path) -> WheelResult:
@@ -249,6 +273,14 @@ def run_suite(
     """pytest with GPU tests required, and the check that every gpu-marked test passed."""
     steps = []
     required = collect_gpu_tests(env)
+    selection = SUITE
+    if args.part:
+        selection = split_part(collect_tests(env), args.part)
+        if not selection:
+            k, n = args.part
+            return [Step("pytest (GPU required)", False, 0.0, f"part {k}/{n} holds no test")]
+        chosen = set(selection)
+        required = [node for node in required if node in chosen]
     junit = workdir / f"{wheel.stem}.junit.xml"
     pytest_cmd = [
         sys.executable,
@@ -262,7 +294,7 @@ def run_suite(
         "faulthandler_timeout=300",
         "--durations=10",
         f"--junitxml={junit}",
-        *SUITE,
+        *selection,
     ]
     if args.k:
         pytest_cmd += ["-k", args.k]
@@ -329,9 +361,12 @@ def main(argv: list[str] | None = None) -> int:
         "--sanitizer-only", action="store_true", help="only the compute-sanitizer runs, no pytest"
     )
     parser.add_argument("-k", help="pytest -k expression (to narrow the suite)")
+    parser.add_argument(
+        "--part", type=part_of, help="K/N: run the K-th of N contiguous slices of the suite"
+    )
     args = parser.parse_args(argv)
-    if args.sanitizer_only and args.k:
-        parser.error("-k narrows pytest, which --sanitizer-only does not run")
+    if args.sanitizer_only and (args.k or args.part):
+        parser.error("-k and --part narrow pytest, which --sanitizer-only does not run")
 
     missing = [w for w in args.wheels if not w.is_file() or w.suffix != ".whl"]
     if missing:

@@ -131,7 +131,11 @@ def test_multi_gpu_tests_are_required_only_on_a_machine_with_two_gpus() -> None:
     ("flags", "message"),
     [
         (["--sanitizer-only", "--no-sanitizer"], "not allowed with argument"),
-        (["--sanitizer-only", "-k", "zero"], "-k narrows pytest"),
+        (["--sanitizer-only", "-k", "zero"], "-k and --part narrow pytest"),
+        (["--sanitizer-only", "--part", "1/2"], "-k and --part narrow pytest"),
+        (["--part", "0/2"], "expected K/N with 1 <= K <= N"),
+        (["--part", "3/2"], "expected K/N with 1 <= K <= N"),
+        (["--part", "half"], "expected K/N with 1 <= K <= N"),
     ],
 )
 def test_sanitizer_only_rejects_contradicting_flags(
@@ -165,3 +169,28 @@ def test_sanitizer_only_runs_no_pytest_and_fails_without_a_gpu() -> None:
     verdicts = result.stdout[result.stdout.index("gpu_test verdicts:") :]
     assert "pytest" not in verdicts and "FAIL  " in verdicts
     assert "compute-sanitizer" in verdicts
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 40])
+def test_the_parts_are_the_suite_each_test_once_in_order(n: int) -> None:
+    module = _gpu_test_module()
+    nodes = [f"tests/ops/test_{i // 10}.py::test_{i}" for i in range(25)]
+    parts = [module.split_part(nodes, (k, n)) for k in range(1, n + 1)]
+    assert [node for part in parts for node in part] == nodes
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1
+
+
+def test_a_part_that_holds_no_test_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More parts than tests leave a part empty: that part fails rather than running
+    pytest with no test named (which would collect the whole repository)."""
+    module = _gpu_test_module()
+    monkeypatch.setattr(module, "collect_tests", lambda env, *args: ["tests/ops/test_a.py::t"])
+    monkeypatch.setattr(module, "collect_gpu_tests", lambda env: [])
+    args = module.argparse.Namespace(k=None, part=(1, 2))
+    wheel = tmp_path / "fusedops-0.1.0-cp310-abi3-linux_x86_64.whl"
+    (step,) = module.run_suite(wheel, args, tmp_path, dict(os.environ))
+    assert (step.name, step.ok, step.detail) == (
+        "pytest (GPU required)",
+        False,
+        "part 1/2 holds no test",
+    )
