@@ -171,7 +171,7 @@ def tests(session: nox.Session) -> None:
             "tests/package",
             "tests/faults",
             "--ignore=tests/faults/test_pipeline_input.py",
-            *(f"--ignore={path}" for path in FRESH_VENV_TESTS),
+            *(f"--ignore={fresh}" for fresh in FRESH_VENV_TESTS),
             env=env,
         )
     session.log("=== pipeline tests, and the built wheels in fresh venvs")

@@ -138,7 +138,7 @@ def test_multi_gpu_tests_are_required_only_on_a_machine_with_two_gpus() -> None:
         (["--part", "half"], "expected K/N with 1 <= K <= N"),
     ],
 )
-def test_sanitizer_only_rejects_contradicting_flags(
+def test_contradicting_or_malformed_flags_are_usage_errors(
     tmp_path: Path, flags: list[str], message: str
 ) -> None:
     wheel = tmp_path / "fusedops-0.1.0-cp310-abi3-linux_x86_64.whl"
@@ -194,3 +194,73 @@ def test_a_part_that_holds_no_test_fails(tmp_path: Path, monkeypatch: pytest.Mon
         False,
         "part 1/2 holds no test",
     )
+
+
+NODES = [f"tests/ops/test_errors.py::t{i}" for i in range(4)]
+
+
+def _suite_with_fake_pytest(module, monkeypatch: pytest.MonkeyPatch, gpu_nodes: list[str]):
+    """run_suite's collections stubbed (NODES, of which gpu_nodes are gpu-marked) and
+    pytest replaced by a junit report in which every test it was given passed; returns
+    the list the pytest command lines are appended to."""
+    commands: list[list[str]] = []
+    monkeypatch.setattr(module, "collect_tests", lambda env, *args: list(NODES))
+    monkeypatch.setattr(module, "collect_gpu_tests", lambda env: list(gpu_nodes))
+
+    def fake_pytest(name, cmd, env, cwd):
+        commands.append(cmd)
+        junit = Path(next(a for a in cmd if a.startswith("--junitxml=")).split("=", 1)[1])
+        cases = "".join(
+            f'<testcase classname="tests.ops.test_errors" name="{n.split("::")[1]}"/>'
+            for n in cmd
+            if n in NODES
+        )
+        junit.write_text(f"<testsuites><testsuite>{cases}</testsuite></testsuites>")
+        return module.Step(name, True, 0.0)
+
+    monkeypatch.setattr(module, "run_step", fake_pytest)
+    return commands
+
+
+@pytest.mark.parametrize(
+    ("part", "selected", "detail"),
+    [((1, 2), NODES[:2], "1/1 gpu tests passed"), ((2, 2), NODES[2:], "1/1 gpu tests passed")],
+)
+def test_a_part_runs_its_slice_and_requires_its_own_gpu_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part, selected, detail
+) -> None:
+    module = _gpu_test_module()
+    commands = _suite_with_fake_pytest(module, monkeypatch, gpu_nodes=[NODES[0], NODES[3]])
+    args = module.argparse.Namespace(k=None, part=part)
+    wheel = tmp_path / "fusedops-0.1.0-cp310-abi3-linux_x86_64.whl"
+    steps = module.run_suite(wheel, args, tmp_path, dict(os.environ))
+    (command,) = commands
+    assert [a for a in command if a.startswith("tests/")] == selected
+    assert [(s.name, s.ok, s.detail) for s in steps][-1] == ("every GPU test passed", True, detail)
+
+
+def test_a_slice_without_gpu_tests_passes_but_the_whole_suite_must_have_some(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = _gpu_test_module()
+    _suite_with_fake_pytest(module, monkeypatch, gpu_nodes=[])
+    wheel = tmp_path / "fusedops-0.1.0-cp310-abi3-linux_x86_64.whl"
+    for part, ok in (((1, 2), True), (None, False)):
+        args = module.argparse.Namespace(k=None, part=part)
+        last = module.run_suite(wheel, args, tmp_path, dict(os.environ))[-1]
+        assert (last.name, last.ok) == ("every GPU test passed", ok), last.detail
+
+
+def test_a_suite_that_fails_to_collect_is_a_failed_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import error at collection must not read as an empty suite or slice."""
+    module = _gpu_test_module()
+    broken = subprocess.CompletedProcess([], 2, stdout="", stderr="ImportError: no fusedops")
+    monkeypatch.setattr(module.subprocess, "run", lambda *a, **k: broken)
+    monkeypatch.setattr(module, "gpu_count", lambda env: 1)
+    args = module.argparse.Namespace(k=None, part=(1, 2))
+    wheel = tmp_path / "fusedops-0.1.0-cp310-abi3-linux_x86_64.whl"
+    (step,) = module.run_suite(wheel, args, tmp_path, dict(os.environ))
+    assert (step.name, step.ok) == ("collect the suite", False)
+    assert "ImportError: no fusedops" in step.detail

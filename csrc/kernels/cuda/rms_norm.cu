@@ -1352,53 +1352,20 @@ bool latency_build_in_one_wave(int64_t rows, int threads, int sm_count,
   return rows <= resident_blocks(latency.kernel, threads, sm_count);
 }
 
-// Whether a batch of the 16-bit fused add that is one wave of its single-pass
-// blocks and a tail (more rows than fit at once, at most twice as many) runs
-// split over 2-block clusters (the cluster kernel, same bits) instead: rows of
-// 4 vectors a thread (hidden 16392-32768, blocks of 544-1024 threads), or of 2
-// in blocks of 512-1024 threads (hidden 8192-16384). The tail of whole rows
-// becomes a tail of half rows. H100, base and split builds taking turns
-// (NOTES.md v27-v29):
-// - 4 vectors, three calls at hidden 17920-20480 (576-640 threads, one block
-//   an SM): 133-200 rows 2.7-24.6% faster in every call (bf16 133 x 18432:
-//   7.20 -> 5.54 us); 256-264 rows from 9.8% faster to 7.1% slower (that one
-//   fp16 264 x 20480, whose base runs were 15.1 and 16.4 us). There the
-//   single-pass kernel had been 3-17% slower at 256 rows than the two-pass one
-//   it replaced;
-// - 4 vectors at 24 and 32 warps (v28): 133-200 rows 1.6-15.8% faster,
-//   256-264 rows 0.1-2.1% slower; at 22-30 warps (v29, one call): 133 rows
-//   10.7-17.2% faster, 200 rows 0.9-10.6%, 256-264 rows from 3.6% faster to
-//   1.4% slower;
-// - 2 vectors, three calls, at 16, 20, 24, 28 and 32 warps: where one
-//   block fits an SM (bf16 10240, 12288-16384; 133-264 rows) 133 rows
-//   15.2-26.6% faster, 200 rows 4.1-20.3%, 256-264 rows from 13.2% faster to
-//   0.5% slower; where two do (8192, fp16 10240; 265-528 rows) 300 rows
-//   3.6-10.5% faster, 512-528 rows 1.4-5.0%, 400 rows from 5.5% faster to
-//   1.7% slower. Smaller blocks are not split: bf16 4096 (256 threads, four
-//   an SM) gave +0.7% at 700 rows and -6.3% at 1024 from one of two runs, and
-//   fp16's halves there hold fewer rows;
-// - past twice the resident rows (4 vectors, 300 rows) from 3.7% faster to
-//   4.1% slower, so the band stops there.
-// Split only while the clusters hold as many rows at once as the single-pass
-// blocks do: at 32768 bf16's 512-thread halves (72 registers on sm_90) fit
-// one an SM, half the rows, and ran 9-17% slower at 160-264 rows. With CUDA
-// 13.0 on sm_90 the registers make the rule take even warp counts from 16 at
-// 2 vectors and from 18 at 4: bf16 up to 28 warps at 4 vectors (hidden
-// 17416-28672), fp16 up to 32 (17416-32768). Odd warp counts have no
-// halves. pick_occupancy(probe) runs the occupancy build's choice of kernel
-// with probe in place of the launch.
-// Dynamic shared memory (the kernel uses none) that holds a split launch of
-// `rows` 2-block clusters, of which `resident` fit at once, to two even waves.
+// Dynamic shared memory (the kernel uses none) that evens out the two waves of
+// a split launch of `rows` 2-block clusters, of which `resident` fit at once.
 // Past one wave by a tail of at least an eighth of one, it runs as a full wave
-// and that tail; held to ceil(rows / 2) clusters at once (shared memory that
-// leaves an SM room for no more blocks), as two waves of nearly the same size.
-// H100, sm_90 builds taking turns (NOTES.md v30), 2 vectors a thread: the 18
-// held shapes of a second call at rows the first did not run, hidden
-// 8192-16384, 230-512 rows, 1.6-6.2% faster (median 4.2%; fp16 256 x 16384
-// 8.68 -> 8.31 us). Held at tails of 2-4 clusters it was 0.7-3.7% slower (two
-// half waves for one), and at 4 vectors a thread (hidden 20480, 200-264 rows)
-// 2.2-4.6% slower at every tail, so those keep every cluster. 0 where nothing
-// is held, or no size of shared memory gives the hold. Cached per thread, as
+// and that tail; held to the fewest blocks an SM whose clusters still number
+// at least half the rows (shared memory that leaves an SM room for no more),
+// as two waves closer in size, the first the larger (fp16 256 x 16384 on an
+// H100: 132 + 124 clusters instead of 198 + 58). H100, sm_90 builds taking
+// turns (NOTES.md v30), 2 vectors a thread: 18 held shapes of a second call
+// (14 at rows the first did not run), hidden 8192-16384, 230-512 rows,
+// 1.6-6.2% faster (median 4.2%; fp16 256 x 16384 8.68 -> 8.31 us). Held at
+// tails of 2-4 clusters it was 0.7-3.7% slower (132 + 68 clusters where 198 + 2
+// had run), and at 4 vectors a thread (fp16 20480, 200-264 rows) 2.2-4.6%
+// slower at every tail, so those keep every cluster. 0 where nothing is held,
+// or no size of shared memory gives the hold. Cached per thread, as
 // resident_clusters.
 int hold_clusters_to(const void* kernel, int block_threads, int64_t rows, int resident,
                      const DeviceLimits& device) {
@@ -1437,6 +1404,42 @@ struct WaveSplit {
   int smem_bytes = 0;
 };
 
+// Whether a batch of the 16-bit fused add that is one wave of its single-pass
+// blocks and a tail (more rows than fit at once, at most twice as many) runs
+// split over 2-block clusters (the cluster kernel, same bits) instead: rows of
+// 4 vectors a thread (hidden 16392-32768, blocks of 544-1024 threads), or of 2
+// in blocks of 512-1024 threads (hidden 8192-16384). The tail of whole rows
+// becomes a tail of half rows. H100, base and split builds taking turns
+// (NOTES.md v27-v29):
+// - 4 vectors, three calls at hidden 17920-20480 (576-640 threads, one block
+//   an SM): 133-200 rows 2.7-24.6% faster in every call (bf16 133 x 18432:
+//   7.20 -> 5.54 us); 256-264 rows from 9.8% faster to 7.1% slower (that one
+//   fp16 264 x 20480, whose base runs were 15.1 and 16.4 us). There the
+//   single-pass kernel had been 3-17% slower at 256 rows than the two-pass one
+//   it replaced;
+// - 4 vectors at 24 and 32 warps (v28): 133-200 rows 1.6-15.8% faster,
+//   256-264 rows 0.1-2.1% slower; at 22-30 warps (v29, one call): 133 rows
+//   10.7-17.2% faster, 200 rows 0.9-10.6%, 256-264 rows from 3.6% faster to
+//   1.4% slower;
+// - 2 vectors, three calls, at 16, 20, 24, 28 and 32 warps: where one
+//   block fits an SM (bf16 10240, 12288-16384; 133-264 rows) 133 rows
+//   15.2-26.6% faster, 200 rows 4.1-20.3%, 256-264 rows from 13.2% faster to
+//   0.5% slower; where two do (8192, fp16 10240; 265-528 rows) 300 rows
+//   3.6-10.5% faster, 512-528 rows 1.4-5.0%, 400 rows from 5.5% faster to
+//   1.7% slower. Smaller blocks are not split: bf16 4096 (256 threads, four
+//   an SM) gave +0.7% at 700 rows and -6.3% at 1024 from one of two runs, and
+//   fp16's halves there hold fewer rows;
+// - past twice the resident rows (4 vectors, 300 rows) from 3.7% faster to
+//   4.1% slower, so the band stops there.
+// Split only while the clusters hold as many rows at once as the single-pass
+// blocks do: at 32768 bf16's 512-thread halves (72 registers on sm_90) fit
+// one an SM, half the rows, and ran 9-17% slower at 160-264 rows. With CUDA
+// 13.0 on sm_90 the registers make the rule take even warp counts from 16 at
+// 2 vectors and from 18 at 4: bf16 up to 28 warps at 4 vectors (hidden
+// 17416-28672), fp16 up to 32 (17416-32768). Odd warp counts have no
+// halves. pick_occupancy(probe) runs the occupancy build's choice of kernel
+// with probe in place of the launch. At 2 vectors a thread the launch's two
+// waves are evened out (hold_clusters_to).
 template <typename T, typename PickOccupancy>
 WaveSplit split_a_wave_and_tail(int64_t rows, int c, int threads, bool add,
                                 const DeviceLimits& device, const PickOccupancy& pick_occupancy) {
