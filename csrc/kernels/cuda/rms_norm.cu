@@ -120,10 +120,25 @@ DeviceLimits device_limits(int device) {
 
 // The most dynamic shared memory a kernel may opt in to: the device's per-block
 // limit less the kernel's own static shared memory (asking for more is an error).
+int max_dynamic_smem(const cudaFuncAttributes& attr, const DeviceLimits& device) {
+  return device.smem_optin - static_cast<int>(attr.sharedSizeBytes);
+}
+
 int max_dynamic_smem(const void* kernel, int device) {
   cudaFuncAttributes attr{};
   check_cuda(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes");
-  return device_limits(device).smem_optin - static_cast<int>(attr.sharedSizeBytes);
+  return max_dynamic_smem(attr, device_limits(device));
+}
+
+// A launch of more than 48 KB of dynamic shared memory fails unless the kernel
+// was first allowed more (a per-kernel attribute; setting it again, from any
+// thread, is harmless): allow the device's opt-in maximum, so that the call
+// which plans such a launch also makes it legal.
+void allow_dynamic_smem(const void* kernel, int device, int64_t smem_bytes) {
+  if (smem_bytes <= 48 * 1024) return;
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  max_dynamic_smem(kernel, device)),
+             "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
 }
 
 // Resident blocks per SM for a kernel at a block size and dynamic shared
@@ -131,21 +146,13 @@ int max_dynamic_smem(const void* kernel, int device) {
 // never changes for a device. The cache is per thread, as resident_clusters':
 // the forward asks on every launch of a batch near one wave
 // (latency_build_in_one_wave, split_a_wave_and_tail), and a lock there would
-// be on that path. A kernel asked about more than 48 KB of dynamic shared
-// memory is first allowed the device's opt-in maximum (a per-kernel
-// attribute; without it such a launch fails; setting it again from another
-// thread is harmless), so the same call that plans a launch also makes it
-// legal.
+// be on that path. Asking also allows the launch (allow_dynamic_smem).
 int blocks_per_sm(const void* kernel, int threads, int device, int64_t smem_bytes = 0) {
   thread_local std::map<std::tuple<const void*, int, int, int64_t>, int> cache;
   const auto key = std::make_tuple(kernel, threads, device, smem_bytes);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  if (smem_bytes > 48 * 1024) {
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    max_dynamic_smem(kernel, device)),
-               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-  }
+  allow_dynamic_smem(kernel, device, smem_bytes);
   int blocks = 0;
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads,
                                                            static_cast<size_t>(smem_bytes)),
@@ -1232,8 +1239,8 @@ int cluster_split(int64_t rows, int threads, bool add, const DeviceLimits& devic
 // assumed); 0 if the loaded kernel is not a cluster kernel of k blocks (a
 // build without sm_90+ code runs its trapping stub, with no cluster dims).
 // Cached per thread, as current_limits is: every few-row forward asks. With
-// smem_bytes of dynamic shared memory a block (more than 48 KB: the kernel is
-// first allowed the device's opt-in maximum, as in blocks_per_sm).
+// smem_bytes of dynamic shared memory a block, which asking also allows
+// (allow_dynamic_smem).
 int resident_clusters(const void* kernel, int block_threads, int k, int smem_bytes = 0) {
   thread_local std::map<std::tuple<const void*, int, int, int>, int> cache;
   const int device = current_device();
@@ -1244,11 +1251,7 @@ int resident_clusters(const void* kernel, int block_threads, int k, int smem_byt
   check_cuda(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes");
   int clusters = 0;
   if (attr.requiredClusterWidth == k) {
-    if (smem_bytes > 48 * 1024) {
-      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      max_dynamic_smem(kernel, device)),
-                 "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-    }
+    allow_dynamic_smem(kernel, device, smem_bytes);
     cudaLaunchConfig_t config{};  // no cluster attribute: the kernel's own dims apply
     config.gridDim = dim3(static_cast<unsigned>(k));
     config.blockDim = dim3(static_cast<unsigned>(block_threads));
@@ -1268,7 +1271,7 @@ bool clusters_fit(const void* kernel, int block_threads, int k) {
 template <typename T, int K>
 bool launch_fwd_cluster_k(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
                           int64_t rows, int hidden, int c, int threads, float inv_hidden, float eps,
-                          int smem_bytes, cudaStream_t stream) {
+                          cudaStream_t stream, int smem_bytes) {
   auto go = [&](auto kernel) {
     if (!clusters_fit(reinterpret_cast<const void*>(kernel), threads / K, K)) return false;
     kernel<<<static_cast<unsigned>(rows * K), threads / K, static_cast<size_t>(smem_bytes),
@@ -1299,13 +1302,13 @@ bool launch_fwd_cluster(T* out, T* residual_out, const T* x, const T* residual, 
   switch (k) {
     case 2:
       return launch_fwd_cluster_k<T, 2>(out, residual_out, x, residual, weight, rows, hidden, c,
-                                        threads, inv_hidden, eps, smem_bytes, stream);
+                                        threads, inv_hidden, eps, stream, smem_bytes);
     case 4:
       return launch_fwd_cluster_k<T, 4>(out, residual_out, x, residual, weight, rows, hidden, c,
-                                        threads, inv_hidden, eps, smem_bytes, stream);
+                                        threads, inv_hidden, eps, stream, smem_bytes);
     case 8:
       return launch_fwd_cluster_k<T, 8>(out, residual_out, x, residual, weight, rows, hidden, c,
-                                        threads, inv_hidden, eps, smem_bytes, stream);
+                                        threads, inv_hidden, eps, stream, smem_bytes);
     default:
       return false;  // cluster_split gives 2, 4 or 8
   }
@@ -1379,7 +1382,7 @@ int hold_clusters_to(const void* kernel, int block_threads, int64_t rows, int re
   if (it != cache.end()) return it->second;
   cudaFuncAttributes attr{};
   check_cuda(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes");
-  const int most = max_dynamic_smem(kernel, device_index);
+  const int most = max_dynamic_smem(attr, device);
   int held_smem = 0;
   // p blocks an SM: the least footprint at which a (p + 1)-th no longer fits.
   for (int64_t p = (2 * wanted + device.sm_count - 1) / device.sm_count;; ++p) {
