@@ -26,6 +26,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -70,23 +71,60 @@ def log(message: str) -> None:
     print(f"[gpu_test] {message}", flush=True)
 
 
+def machine_memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def killed_detail(returncode: int, peak_rss_bytes: int, memory_bytes: int) -> str | None:
+    """Why a step's process died, where its exit says it was killed with SIGKILL.
+
+    A process killed by a signal returns -9 to Popen; compute-sanitizer returns 9
+    when its target was (seen on an H100 runner: racecheck of a larger workload
+    grew to the machine's 128 GB and exited 9 with 0 hazards and no error of its
+    own). A peak near the machine's memory names the OOM killer.
+    """
+    if returncode not in (signal.SIGKILL, -signal.SIGKILL):
+        return None
+    gib = 1024**3
+    share = peak_rss_bytes / memory_bytes if memory_bytes else 0.0
+    cause = (
+        "the OOM killer: shrink the workload"
+        if share >= 0.9
+        else "a signal from outside (a runner's time or memory limit?)"
+    )
+    return (
+        f"killed (exit {returncode}, SIGKILL) at a peak RSS of {peak_rss_bytes / gib:.1f} GiB"
+        f" of the machine's {memory_bytes / gib:.1f} GiB: likely {cause}"
+    )
+
+
 def run_step_output(name: str, cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[Step, str]:
     """Run a step, streaming its output (a job killed at its time limit still shows
-    how far it got) and keeping it for the summary parsers."""
+    how far it got) and keeping it for the summary parsers. Logs the step's peak
+    resident memory (its process tree's largest), which a killed step's detail
+    reads."""
     log(f"{name}: {' '.join(cmd)}")
     start = time.monotonic()
     lines: list[str] = []
-    with subprocess.Popen(
+    proc = subprocess.Popen(
         cmd, env=env, cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    ) as proc:
-        assert proc.stdout is not None
+    )
+    assert proc.stdout is not None
+    with proc.stdout:
         for line in proc.stdout:
             print(line, end="", flush=True)
             lines.append(line)
+    # wait4, not Popen.wait: it returns this child's resource usage, whose
+    # ru_maxrss (KiB on Linux) covers the descendants it waited for.
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - start
+    peak_rss = usage.ru_maxrss * 1024
+    log(f"{name}: exit {proc.returncode}, peak RSS {peak_rss / 1024**3:.1f} GiB, {seconds:.0f} s")
     output = "".join(lines).rstrip()
     last = output.splitlines()[-1] if output else ""
-    return Step(name, proc.returncode == 0, seconds, last), output
+    killed = killed_detail(proc.returncode, peak_rss, machine_memory_bytes())
+    return Step(name, proc.returncode == 0, seconds, killed or last), output
 
 
 def run_step(name: str, cmd: list[str], env: dict[str, str], cwd: Path) -> Step:
@@ -363,7 +401,9 @@ def render(results: list[WheelResult]) -> str:
         lines.append(f"  {'PASS' if res.ok else 'FAIL'}  {res.wheel.name}")
         for step in res.steps:
             mark = "ok  " if step.ok else "FAIL"
-            lines.append(f"      {mark} {step.name:<28} {step.seconds:7.1f}s  {step.detail[:90]}")
+            # a failure's detail whole: it may be the diagnosis (killed_detail)
+            detail = step.detail if not step.ok else step.detail[:90]
+            lines.append(f"      {mark} {step.name:<28} {step.seconds:7.1f}s  {detail}")
     return "\n".join(lines)
 
 

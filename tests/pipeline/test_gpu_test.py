@@ -86,6 +86,69 @@ def test_sanitizer_summaries_are_parsed_exactly(tool: str, output: str, clean: b
     assert _gpu_test_module().sanitizer_summary_clean(tool, "log line\n" + output + "\n") is clean
 
 
+def test_a_step_killed_by_sigkill_says_so_with_its_peak_memory(tmp_path: Path) -> None:
+    """A real process that dies of SIGKILL after touching 64 MiB: the step fails, and its
+    detail names the signal and a peak RSS of at least what it touched."""
+    g = _gpu_test_module()
+    script = (
+        "import os, signal\n"
+        "block = bytearray(64 * 1024 * 1024)\n"
+        "print('touched', len(block), flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    step, output = g.run_step_output(
+        "killed", [sys.executable, "-c", script], dict(os.environ), tmp_path
+    )
+    assert not step.ok and "touched" in output
+    assert "killed (exit -9, SIGKILL)" in step.detail
+    peak_gib = float(step.detail.split("peak RSS of ")[1].split(" GiB")[0])
+    assert peak_gib >= 64 / 1024
+
+
+def test_a_step_that_exits_normally_keeps_its_last_line(tmp_path: Path) -> None:
+    g = _gpu_test_module()
+    step, _ = g.run_step_output(
+        "fails",
+        [sys.executable, "-c", "print('last words'); raise SystemExit(3)"],
+        dict(os.environ),
+        tmp_path,
+    )
+    assert not step.ok and step.detail == "last words"
+
+
+@pytest.mark.parametrize(
+    ("returncode", "peak", "expected"),
+    [
+        # compute-sanitizer's exit when its target was killed, near the machine's memory
+        (9, 120, "likely the OOM killer: shrink the workload"),
+        (-9, 120, "likely the OOM killer"),
+        (9, 10, "a signal from outside"),
+        (1, 120, None),
+        (0, 120, None),
+        (137, 120, None),
+    ],
+)
+def test_killed_detail_names_the_oom_killer_only_near_the_machines_memory(
+    returncode: int, peak: int, expected: str | None
+) -> None:
+    gib = 1024**3
+    detail = _gpu_test_module().killed_detail(returncode, peak * gib, 128 * gib)
+    if expected is None:
+        assert detail is None
+    else:
+        assert detail is not None and expected in detail and f"{peak:.1f} GiB" in detail
+
+
+def test_a_failed_steps_detail_is_rendered_whole() -> None:
+    g = _gpu_test_module()
+    long = "killed " + "x" * 200
+    result = g.WheelResult(
+        Path("w.whl"), [g.Step("racecheck", False, 1.0, long), g.Step("ok", True, 1.0, "y" * 200)]
+    )
+    text = g.render([result])
+    assert long in text and "y" * 91 not in text
+
+
 def test_a_required_gpu_test_that_did_not_pass_is_reported() -> None:
     g = _gpu_test_module()
     xml = """<testsuites><testsuite>
