@@ -6,13 +6,14 @@
 For each wheel: install it into a private directory against the machine's own
 torch (`pip install --no-deps --target`, so torch is never touched), run the
 test suite with FUSEDOPS_REQUIRE_GPU=1 (a missing GPU fails instead of
-skipping), then run the CUDA workload once under `compute-sanitizer` memcheck
-and racecheck where the tool exists. Prints a verdict per wheel and exits
-non-zero if any step of any wheel failed. Needs only pip and pytest: this is
+skipping), then run the CUDA workload under `compute-sanitizer` memcheck
+(once) and racecheck (once a dtype, to bound its host memory) where the tool
+exists. Prints a verdict per wheel and exits non-zero if any step of any wheel
+failed. Needs only pip and pytest: this is
 what a bare GPU runner has.
 
 A job with a time limit per command can split the run: `--no-sanitizer` (the
-suite), then `--sanitizer-only` (install, import and the two sanitizer runs,
+suite), then `--sanitizer-only` (install, import and the sanitizer runs,
 where a missing compute-sanitizer is a failure, not a skip). `--part K/N` runs
 the K-th of N contiguous slices of the suite, each with its own check that its
 GPU tests passed: `--no-sanitizer --part 1/2`, `--no-sanitizer --part 2/2` and
@@ -47,6 +48,12 @@ SUITE = [
 ]
 WORKLOAD = REPO / "tests" / "ops" / "sanitizer_workload.py"
 SANITIZER_TOOLS = ("memcheck", "racecheck")
+# The workload's parts (its DTYPES; a test keeps the two equal). racecheck runs it a
+# process a dtype: its host memory grows with a process's launches, and the whole
+# workload peaked at 120.5 of an H100 runner's 126 GiB (one shape more: killed by
+# the OOM killer). memcheck's peak was 1.2 GiB, so it runs the workload whole.
+WORKLOAD_DTYPES = ("float32", "float16", "bfloat16", "float64")
+SPLIT_BY_DTYPE = {"racecheck"}
 
 
 @dataclass
@@ -376,23 +383,24 @@ def run_sanitizers(args: argparse.Namespace, workdir: Path, env: dict[str, str])
     elif sanitizer is None:
         log("compute-sanitizer: not found on PATH, sanitizer steps skipped")
     else:
-        for tool in SANITIZER_TOOLS:
-            step, output = run_step_output(
-                f"compute-sanitizer {tool}",
-                [
-                    sanitizer,
-                    "--tool",
-                    tool,
-                    "--error-exitcode",
-                    "99",
-                    sys.executable,
-                    str(WORKLOAD),
-                ],
-                env,
-                workdir,
-            )
+        for tool, name, cmd in sanitizer_runs(sanitizer, sys.executable):
+            step, output = run_step_output(name, cmd, env, workdir)
             steps.append(sanitizer_clean(step, tool, output))
     return steps
+
+
+def sanitizer_runs(sanitizer: str, python: str) -> list[tuple[str, str, list[str]]]:
+    """(tool, step name, command) of each sanitizer run: the workload whole under
+    each tool, but once a dtype under the tools of SPLIT_BY_DTYPE."""
+    runs = []
+    for tool in SANITIZER_TOOLS:
+        base = [sanitizer, "--tool", tool, "--error-exitcode", "99", python, str(WORKLOAD)]
+        if tool not in SPLIT_BY_DTYPE:
+            runs.append((tool, f"compute-sanitizer {tool}", base))
+            continue
+        for dtype in WORKLOAD_DTYPES:
+            runs.append((tool, f"compute-sanitizer {tool} {dtype}", [*base, "--dtype", dtype]))
+    return runs
 
 
 def render(results: list[WheelResult]) -> str:

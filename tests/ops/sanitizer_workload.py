@@ -13,11 +13,17 @@ quietly copies them stops this workload instead of sanitizing nothing.
 
 from __future__ import annotations
 
+import argparse
+
 import torch
 
 import fusedops
 
 COPY_OPS = ("aten::copy_", "aten::clone", "aten::_to_copy")
+# `--dtype` runs a part of the workload: racecheck's host memory grows with the
+# launches of one process (on an H100 runner the whole workload peaked at 120.5 of
+# 126 GiB), so scripts/gpu_test.py runs it once a dtype under racecheck.
+DTYPES = ("float32", "float16", "bfloat16", "float64")
 
 
 def misaligned(rows: int, hidden: int, dtype: torch.dtype) -> torch.Tensor:
@@ -35,9 +41,9 @@ def reaches_kernel_misaligned(x: torch.Tensor, call) -> None:
     assert not copies, f"the op copied its misaligned input before the kernel: {copies}"
 
 
-def main() -> None:
+def main(dtype_names: tuple[str, ...] = DTYPES) -> None:
     checked = 0
-    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+    for dtype in [getattr(torch, name) for name in dtype_names]:
         for rows, hidden in (
             (1, 1),
             (3, 7),
@@ -105,25 +111,42 @@ def main() -> None:
                 g = x.detach().clone().requires_grad_()
                 fusedops.silu_and_mul(g).sum().backward()
                 reaches_kernel_misaligned(xu, lambda xu=xu: fusedops.silu_and_mul(xu))
-    # Rows past the L2: the forward's builds that prefetch rows ahead into it
-    # (the forward only; one dtype, to keep racecheck's time down).
-    row_bytes = 4096 * 2
-    l2_bytes = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
-    rows = l2_bytes * 5 // 4 // row_bytes + 1
     with torch.no_grad():
-        x = torch.randn(rows, 4096, dtype=torch.bfloat16, device="cuda")
-        w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")
-        fusedops.rms_norm(x, w)
-        fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
-        # A split launch held to two even waves with dynamic shared memory it does not
-        # use (hold_clusters_to): fp16 256 x 16384 on an H100, whose split halves fit
-        # three an SM, a tail of 58 clusters past the 198 resident (forward only).
-        x = torch.randn(256, 16384, dtype=torch.float16, device="cuda")
-        w = torch.randn(16384, dtype=torch.float16, device="cuda")
-        fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
+        if "bfloat16" in dtype_names:
+            # Rows past the L2: the forward's builds that prefetch rows ahead into it
+            # (the forward only; one dtype, to keep racecheck's time down).
+            row_bytes = 4096 * 2
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            rows = props.L2_cache_size * 5 // 4 // row_bytes + 1
+            x = torch.randn(rows, 4096, dtype=torch.bfloat16, device="cuda")
+            w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")
+            fusedops.rms_norm(x, w)
+            fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
+        if "float16" in dtype_names:
+            # A split launch held to two even waves with dynamic shared memory it does
+            # not use (hold_clusters_to): fp16 256 x 16384 on an H100, whose split halves
+            # fit three an SM, a tail of 58 clusters past the 198 resident (forward only).
+            x = torch.randn(256, 16384, dtype=torch.float16, device="cuda")
+            w = torch.randn(16384, dtype=torch.float16, device="cuda")
+            fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
     torch.cuda.synchronize()
-    print(f"sanitize smoke: all ops ran; {checked} misaligned inputs reached the kernels uncopied")
+    print(
+        f"sanitize smoke ({', '.join(dtype_names)}): all ops ran; {checked} misaligned inputs"
+        " reached the kernels uncopied"
+    )
+
+
+def parse_dtypes(argv: list[str] | None = None) -> tuple[str, ...]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--dtype",
+        action="append",
+        choices=DTYPES,
+        help="run this dtype's part only (repeatable; default: every dtype)",
+    )
+    names = parser.parse_args(argv).dtype
+    return tuple(dict.fromkeys(names)) if names else DTYPES
 
 
 if __name__ == "__main__":
-    main()
+    main(parse_dtypes())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "gpu_test.py"
+WORKLOAD = REPO / "tests" / "ops" / "sanitizer_workload.py"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -147,6 +149,52 @@ def test_a_failed_steps_detail_is_rendered_whole() -> None:
     )
     text = g.render([result])
     assert long in text and "y" * 91 not in text
+
+
+def workload_constant(name: str) -> object:
+    """A constant of the sanitizer workload, read without importing it (it needs CUDA)."""
+    tree = ast.parse(WORKLOAD.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets] == [name]:
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{name} not found in {WORKLOAD}")
+
+
+def test_racecheck_runs_the_workload_once_a_dtype_memcheck_once() -> None:
+    g = _gpu_test_module()
+    assert workload_constant("DTYPES") == g.WORKLOAD_DTYPES
+    runs = g.sanitizer_runs("/x/compute-sanitizer", "/x/python")
+    memcheck = [cmd for tool, _, cmd in runs if tool == "memcheck"]
+    racecheck = [cmd for tool, _, cmd in runs if tool == "racecheck"]
+    assert memcheck == [
+        [
+            "/x/compute-sanitizer",
+            "--tool",
+            "memcheck",
+            "--error-exitcode",
+            "99",
+            "/x/python",
+            str(WORKLOAD),
+        ]
+    ]
+    assert [cmd[-2:] for cmd in racecheck] == [["--dtype", d] for d in workload_constant("DTYPES")]
+    assert all(cmd[:7] == [*memcheck[0][:2], "racecheck", *memcheck[0][3:]] for cmd in racecheck)
+    names = [name for _, name, _ in runs]
+    assert len(set(names)) == len(names) and "compute-sanitizer racecheck bfloat16" in names
+
+
+def test_the_workloads_dtype_flag_takes_its_dtypes_only() -> None:
+    """Its argument errors, before it touches CUDA: a dtype it lacks is a usage error."""
+    bad = subprocess.run(
+        [sys.executable, str(WORKLOAD), "--dtype", "int8"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
+    if "ModuleNotFoundError" in bad.stderr:
+        pytest.skip("the workload imports torch and fusedops, not installed here")
+    assert bad.returncode == 2 and "invalid choice: 'int8'" in bad.stderr
 
 
 def test_a_required_gpu_test_that_did_not_pass_is_reported() -> None:
