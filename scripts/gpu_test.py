@@ -17,8 +17,9 @@ suite), then `--sanitizer-only` (install, import and the sanitizer runs,
 where a missing compute-sanitizer is a failure, not a skip). `--part K/N` runs
 the K-th of N contiguous slices of the suite, each with its own check that its
 GPU tests passed: `--no-sanitizer --part 1/2`, `--no-sanitizer --part 2/2` and
-`--sanitizer-only` are the whole run, each test once (on an H100 the suite alone
-took from 8 to over 10 minutes, the sanitizers about 2.5).
+`--sanitizer-only` are the whole run, each test once (on an H100 the suite took
+11 minutes, 6 and 5 in its two halves; the sanitizers about 3, racecheck 155-168 s
+of it when it ran the workload whole).
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ WORKLOAD = REPO / "tests" / "ops" / "sanitizer_workload.py"
 SANITIZER_TOOLS = ("memcheck", "racecheck")
 # The workload's parts (its DTYPES; a test keeps the two equal). racecheck runs it a
 # process a dtype: its host memory grows with a process's launches, and the whole
-# workload peaked at 120.5 of an H100 runner's 126 GiB (one shape more: killed by
-# the OOM killer). memcheck's peak was 1.2 GiB, so it runs the workload whole.
+# workload peaked at 120.5 of an H100 runner's 126 GiB (one shape more: exit 9 at
+# 124.7 GiB, most likely the OOM killer). memcheck's peak was 1.2 GiB, so it runs
+# the workload whole.
 WORKLOAD_DTYPES = ("float32", "float16", "bfloat16", "float64")
 SPLIT_BY_DTYPE = {"racecheck"}
 
@@ -87,8 +89,10 @@ def killed_detail(returncode: int, peak_rss_bytes: int, memory_bytes: int) -> st
 
     A process killed by a signal returns -9 to Popen; compute-sanitizer returns 9
     when its target was (seen on an H100 runner: racecheck of a larger workload
-    grew to the machine's 128 GB and exited 9 with 0 hazards and no error of its
-    own). A peak near the machine's memory names the OOM killer.
+    grew to 124.7 of the machine's 125.9 GiB and exited 9 with 0 hazards and no
+    error of its own). A peak near the machine's memory names the OOM killer.
+    Any step's own exit 9 reads the same way (pip, pytest and compute-sanitizer
+    have none of their own), so the detail says "likely".
     """
     if returncode not in (signal.SIGKILL, -signal.SIGKILL):
         return None
@@ -114,13 +118,24 @@ def run_step_output(name: str, cmd: list[str], env: dict[str, str], cwd: Path) -
     start = time.monotonic()
     lines: list[str] = []
     proc = subprocess.Popen(
-        cmd, env=env, cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        cmd,
+        env=env,
+        cwd=cwd,
+        text=True,
+        errors="replace",  # a tool's stray bytes must not end the step's reading
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     assert proc.stdout is not None
-    with proc.stdout:
-        for line in proc.stdout:
-            print(line, end="", flush=True)
-            lines.append(line)
+    try:
+        with proc.stdout:
+            for line in proc.stdout:
+                print(line, end="", flush=True)
+                lines.append(line)
+    except BaseException:  # e.g. Ctrl-C: leave no child running
+        proc.kill()
+        proc.wait()
+        raise
     # wait4, not Popen.wait: it returns this child's resource usage, whose
     # ru_maxrss (KiB on Linux) covers the descendants it waited for.
     _, status, usage = os.wait4(proc.pid, 0)
@@ -409,9 +424,9 @@ def render(results: list[WheelResult]) -> str:
         lines.append(f"  {'PASS' if res.ok else 'FAIL'}  {res.wheel.name}")
         for step in res.steps:
             mark = "ok  " if step.ok else "FAIL"
-            # a failure's detail whole: it may be the diagnosis (killed_detail)
-            detail = step.detail if not step.ok else step.detail[:90]
-            lines.append(f"      {mark} {step.name:<28} {step.seconds:7.1f}s  {detail}")
+            # a failure's detail longer: it may be the diagnosis (killed_detail)
+            detail = step.detail[:90] if step.ok else step.detail[:500]
+            lines.append(f"      {mark} {step.name:<38} {step.seconds:7.1f}s  {detail}")
     return "\n".join(lines)
 
 

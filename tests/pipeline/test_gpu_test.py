@@ -88,23 +88,54 @@ def test_sanitizer_summaries_are_parsed_exactly(tool: str, output: str, clean: b
     assert _gpu_test_module().sanitizer_summary_clean(tool, "log line\n" + output + "\n") is clean
 
 
+def peak_gib_of(detail: str) -> float:
+    return float(detail.split("peak RSS of ")[1].split(" GiB")[0])
+
+
+TOUCH_256_MIB = "block = bytearray(256 * 1024 * 1024)\nprint('touched', len(block), flush=True)\n"
+
+
 def test_a_step_killed_by_sigkill_says_so_with_its_peak_memory(tmp_path: Path) -> None:
-    """A real process that dies of SIGKILL after touching 64 MiB: the step fails, and its
+    """A real process that dies of SIGKILL after touching 256 MiB: the step fails, and its
     detail names the signal and a peak RSS of at least what it touched."""
     g = _gpu_test_module()
-    script = (
-        "import os, signal\n"
-        "block = bytearray(64 * 1024 * 1024)\n"
-        "print('touched', len(block), flush=True)\n"
-        "os.kill(os.getpid(), signal.SIGKILL)\n"
-    )
+    script = f"import os, signal\n{TOUCH_256_MIB}os.kill(os.getpid(), signal.SIGKILL)\n"
     step, output = g.run_step_output(
         "killed", [sys.executable, "-c", script], dict(os.environ), tmp_path
     )
     assert not step.ok and "touched" in output
     assert "killed (exit -9, SIGKILL)" in step.detail
-    peak_gib = float(step.detail.split("peak RSS of ")[1].split(" GiB")[0])
-    assert peak_gib >= 64 / 1024
+    assert peak_gib_of(step.detail) >= 0.2
+
+
+def test_a_parent_that_exits_9_for_its_killed_child_counts_the_childs_memory(
+    tmp_path: Path,
+) -> None:
+    """compute-sanitizer's case: the process the step runs waits for a child that dies of
+    SIGKILL after touching 256 MiB, then exits 9 itself; the step's peak is the child's."""
+    g = _gpu_test_module()
+    child = f"import os, signal\n{TOUCH_256_MIB}os.kill(os.getpid(), signal.SIGKILL)\n"
+    parent = (
+        "import subprocess, sys\n"
+        f"p = subprocess.run([sys.executable, '-c', {child!r}])\n"
+        "print('child returned', p.returncode, flush=True)\n"
+        "raise SystemExit(9 if p.returncode == -9 else 1)\n"
+    )
+    step, output = g.run_step_output(
+        "sanitizer-like", [sys.executable, "-c", parent], dict(os.environ), tmp_path
+    )
+    assert "child returned -9" in output
+    assert not step.ok and "killed (exit 9, SIGKILL)" in step.detail
+    assert peak_gib_of(step.detail) >= 0.2
+
+
+def test_stray_bytes_in_a_steps_output_do_not_end_it(tmp_path: Path) -> None:
+    g = _gpu_test_module()
+    script = "import sys; sys.stdout.buffer.write(b'bad \\xff\\xfe bytes\\nlast\\n')"
+    step, output = g.run_step_output(
+        "bytes", [sys.executable, "-c", script], dict(os.environ), tmp_path
+    )
+    assert step.ok and step.detail == "last" and "bad \ufffd\ufffd bytes" in output
 
 
 def test_a_step_that_exits_normally_keeps_its_last_line(tmp_path: Path) -> None:
@@ -141,14 +172,22 @@ def test_killed_detail_names_the_oom_killer_only_near_the_machines_memory(
         assert detail is not None and expected in detail and f"{peak:.1f} GiB" in detail
 
 
-def test_a_failed_steps_detail_is_rendered_whole() -> None:
+def test_a_failed_steps_detail_is_rendered_longer() -> None:
     g = _gpu_test_module()
-    long = "killed " + "x" * 200
+    killed = "killed " + "x" * 200
+    flood = "collect " + "z" * 3000
     result = g.WheelResult(
-        Path("w.whl"), [g.Step("racecheck", False, 1.0, long), g.Step("ok", True, 1.0, "y" * 200)]
+        Path("w.whl"),
+        [
+            g.Step("compute-sanitizer racecheck bfloat16", False, 1.0, killed),
+            g.Step("collect the suite", False, 1.0, flood),
+            g.Step("ok", True, 1.0, "y" * 200),
+        ],
     )
     text = g.render([result])
-    assert long in text and "y" * 91 not in text
+    assert killed in text and flood[:500] in text and flood[:501] not in text
+    assert "y" * 90 in text and "y" * 91 not in text
+    assert "compute-sanitizer racecheck bfloat16  " in text  # the name column holds it
 
 
 def workload_constant(name: str) -> object:
@@ -195,6 +234,55 @@ def test_the_workloads_dtype_flag_takes_its_dtypes_only() -> None:
     if "ModuleNotFoundError" in bad.stderr:
         pytest.skip("the workload imports torch and fusedops, not installed here")
     assert bad.returncode == 2 and "invalid choice: 'int8'" in bad.stderr
+
+
+def test_the_workloads_dtypes_default_to_all_and_repeat_once() -> None:
+    probe = (
+        "import sys; sys.path.insert(0, 'tests/ops'); import sanitizer_workload as w; "
+        "print(w.parse_dtypes([])); "
+        "print(w.parse_dtypes(['--dtype', 'float64', '--dtype', 'float16', '--dtype', 'float64']))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False, cwd=REPO
+    )
+    if "ModuleNotFoundError" in result.stderr:
+        pytest.skip("the workload imports torch and fusedops, not installed here")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        repr(tuple(workload_constant("DTYPES"))),
+        "('float64', 'float16')",
+    ]
+
+
+def test_each_racechecked_dtype_is_its_own_step_and_one_failure_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_sanitizers with a stand-in for compute-sanitizer (the tool needs a GPU): a
+    script on PATH that prints the tool's summary line, with findings for one dtype."""
+    stand_in = tmp_path / "bin" / "compute-sanitizer"
+    stand_in.parent.mkdir()
+    stand_in.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in\n'
+        '  *memcheck*) echo "========= ERROR SUMMARY: 0 errors" ;;\n'
+        '  *"--dtype float64"*) echo "========= RACECHECK SUMMARY: 1 hazard displayed'
+        ' (1 error, 0 warnings)"; exit 99 ;;\n'
+        '  *) echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" ;;\n'
+        "esac\n"
+    )
+    stand_in.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stand_in.parent}{os.pathsep}{os.environ['PATH']}")
+    g = _gpu_test_module()
+    args = g.argparse.Namespace(no_sanitizer=False, sanitizer_only=True, k=None)
+    steps = g.run_sanitizers(args, tmp_path, dict(os.environ))
+    assert [(s.name, s.ok) for s in steps] == [
+        ("compute-sanitizer memcheck", True),
+        ("compute-sanitizer racecheck float32", True),
+        ("compute-sanitizer racecheck float16", True),
+        ("compute-sanitizer racecheck bfloat16", True),
+        ("compute-sanitizer racecheck float64", False),
+    ]
+    assert not g.WheelResult(Path("w.whl"), steps).ok
 
 
 def test_a_required_gpu_test_that_did_not_pass_is_reported() -> None:
