@@ -92,16 +92,21 @@ def peak_gib_of(detail: str) -> float:
     return float(detail.split("peak RSS of ")[1].split(" GiB")[0])
 
 
-TOUCH_256_MIB = "block = bytearray(256 * 1024 * 1024)\nprint('touched', len(block), flush=True)\n"
+# Touches 256 MiB, says so, then dies of SIGKILL (as the OOM killer would end it).
+DIES_OF_SIGKILL_AFTER_256_MIB = (
+    "import os, signal\n"
+    "block = bytearray(256 * 1024 * 1024)\n"
+    "print('touched', len(block), flush=True)\n"
+    "os.kill(os.getpid(), signal.SIGKILL)\n"
+)
 
 
 def test_a_step_killed_by_sigkill_says_so_with_its_peak_memory(tmp_path: Path) -> None:
     """A real process that dies of SIGKILL after touching 256 MiB: the step fails, and its
     detail names the signal and a peak RSS of at least what it touched."""
     g = _gpu_test_module()
-    script = f"import os, signal\n{TOUCH_256_MIB}os.kill(os.getpid(), signal.SIGKILL)\n"
     step, output = g.run_step_output(
-        "killed", [sys.executable, "-c", script], dict(os.environ), tmp_path
+        "killed", [sys.executable, "-c", DIES_OF_SIGKILL_AFTER_256_MIB], dict(os.environ), tmp_path
     )
     assert not step.ok and "touched" in output
     assert "killed (exit -9, SIGKILL)" in step.detail
@@ -114,10 +119,9 @@ def test_a_parent_that_exits_9_for_its_killed_child_counts_the_childs_memory(
     """compute-sanitizer's case: the process the step runs waits for a child that dies of
     SIGKILL after touching 256 MiB, then exits 9 itself; the step's peak is the child's."""
     g = _gpu_test_module()
-    child = f"import os, signal\n{TOUCH_256_MIB}os.kill(os.getpid(), signal.SIGKILL)\n"
     parent = (
         "import subprocess, sys\n"
-        f"p = subprocess.run([sys.executable, '-c', {child!r}])\n"
+        f"p = subprocess.run([sys.executable, '-c', {DIES_OF_SIGKILL_AFTER_256_MIB!r}])\n"
         "print('child returned', p.returncode, flush=True)\n"
         "raise SystemExit(9 if p.returncode == -9 else 1)\n"
     )
