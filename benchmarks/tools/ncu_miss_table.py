@@ -11,7 +11,10 @@ Each sweep time is the fastest of the runs given (gpu_sweep.py CSVs). The ncu
 files are `ncu --import R --page raw --csv` of a profile made with
 `ncu_fwd_probe.py --impls fusedops,compile,liger --repeat 2` over the shapes
 `misses` printed, in that order (a profile that stopped early covers the first
-ones; the rest are "not profiled"). The kernels of each call are told apart by
+ones; the rest are "not profiled"). A profile of other shapes (some of the
+misses, or shapes of another sweep) needs DIR/<op>-<dtype>.shapes beside it: the
+probe's --shapes argument, e.g. `256x4096,2048x4096`; then each miss is matched
+to its own shape, and misses it lacks are "not profiled". The kernels of each call are told apart by
 name (fusedops's live in namespace fusedops, Liger's Triton kernels start with
 an underscore, inductor's with triton_); a kernel of neither kind (a copy a
 wrapper makes) joins the run of kernels before it. Of each implementation's
@@ -186,6 +189,21 @@ def profiled(path: Path, shapes: list[tuple[int, int]]) -> dict[tuple[int, int, 
     return out
 
 
+def profiled_shapes(path: Path, missed: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The shapes a profile ran, in order: its .shapes file's, else the misses'.
+    Without the file a profile of other shapes would be read as the misses'
+    and its rows put under the wrong shapes."""
+    listed = path.with_suffix(".shapes")
+    if not listed.exists():
+        return missed
+    text = listed.read_text().strip()
+    try:
+        shapes = [(int(r), int(h)) for r, h in (s.split("x") for s in text.split(","))]
+    except ValueError:
+        raise SystemExit(f"{listed}: not ROWSxHIDDEN,...: {text!r}") from None
+    return shapes
+
+
 def table(missed: dict, ncu_dir: Path) -> str:
     heads = [h for _, h, _ in METRICS]
     lines = [
@@ -199,7 +217,7 @@ def table(missed: dict, ncu_dir: Path) -> str:
         if not path.exists():
             lines.append(f"| {op} | {dtype} | ({len(shapes)} shapes: no {path.name}) |")
             continue
-        prof = profiled(path, [(r, h) for r, h, _, _ in shapes])
+        prof = profiled(path, profiled_shapes(path, [(r, h) for r, h, _, _ in shapes]))
         for rows, hidden, rival, behind in shapes:
             if (rows, hidden, rival) not in prof:
                 lines.append(
