@@ -14,6 +14,7 @@ quietly copies them stops this workload instead of sanitizing nothing.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 import torch
 
@@ -39,6 +40,35 @@ def reaches_kernel_misaligned(x: torch.Tensor, call) -> None:
         call()
     copies = [e.name for e in prof.events() if e.name in COPY_OPS]
     assert not copies, f"the op copied its misaligned input before the kernel: {copies}"
+
+
+def rows_past_the_l2() -> None:
+    """The forward's builds that prefetch rows ahead into the L2: bf16 rows past it."""
+    row_bytes = 4096 * 2
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    rows = props.L2_cache_size * 5 // 4 // row_bytes + 1
+    x = torch.randn(rows, 4096, dtype=torch.bfloat16, device="cuda")
+    w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")
+    fusedops.rms_norm(x, w)
+    fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
+
+
+def held_split_launch() -> None:
+    """A split launch held to two even waves with dynamic shared memory it does not use
+    (hold_clusters_to): fp16 256 x 16384 on an H100, whose split halves fit three an SM,
+    a tail of 58 clusters past the 198 resident."""
+    x = torch.randn(256, 16384, dtype=torch.float16, device="cuda")
+    w = torch.randn(16384, dtype=torch.float16, device="cuda")
+    fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
+
+
+# Forward-only parts past the loop, each run with one dtype's part of the workload (so
+# once in all, as racecheck's per-dtype runs keep the whole under one process's memory):
+# keyed by dtype, a part cannot run in every dtype's process by accident.
+ONE_DTYPE_PARTS: dict[str, tuple[Callable[[], None], ...]] = {
+    "bfloat16": (rows_past_the_l2,),
+    "float16": (held_split_launch,),
+}
 
 
 def main(dtype_names: tuple[str, ...] = DTYPES) -> None:
@@ -112,23 +142,9 @@ def main(dtype_names: tuple[str, ...] = DTYPES) -> None:
                 fusedops.silu_and_mul(g).sum().backward()
                 reaches_kernel_misaligned(xu, lambda xu=xu: fusedops.silu_and_mul(xu))
     with torch.no_grad():
-        if "bfloat16" in dtype_names:
-            # Rows past the L2: the forward's builds that prefetch rows ahead into it
-            # (the forward only; one dtype, to keep racecheck's time down).
-            row_bytes = 4096 * 2
-            props = torch.cuda.get_device_properties(torch.cuda.current_device())
-            rows = props.L2_cache_size * 5 // 4 // row_bytes + 1
-            x = torch.randn(rows, 4096, dtype=torch.bfloat16, device="cuda")
-            w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")
-            fusedops.rms_norm(x, w)
-            fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
-        if "float16" in dtype_names:
-            # A split launch held to two even waves with dynamic shared memory it does
-            # not use (hold_clusters_to): fp16 256 x 16384 on an H100, whose split halves
-            # fit three an SM, a tail of 58 clusters past the 198 resident (forward only).
-            x = torch.randn(256, 16384, dtype=torch.float16, device="cuda")
-            w = torch.randn(16384, dtype=torch.float16, device="cuda")
-            fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
+        for name in dtype_names:
+            for part in ONE_DTYPE_PARTS.get(name, ()):
+                part()
     torch.cuda.synchronize()
     print(
         f"sanitize smoke ({', '.join(dtype_names)}): all ops ran; {checked} misaligned inputs"

@@ -497,6 +497,15 @@ def cluster_launch_smem(call) -> list[int]:
     ]
 
 
+# The shared memory the driver reserves for each resident block on sm_90 (its
+# cudaDevAttrReservedSharedMemoryPerBlock), which torch's device properties lack.
+SM90_RESERVED_SMEM_PER_BLOCK = 1024
+
+
+def smem_per_sm() -> int:
+    return torch.cuda.get_device_properties(0).shared_memory_per_multiprocessor
+
+
 HELD_SPLIT = [  # (dtype, hidden, the split's halves an SM on sm_90 with CUDA 13.0, held)
     (torch.float16, 16384, 3, True),  # 512-thread halves, 40 registers
     (torch.bfloat16, 12288, 3, True),  # 384-thread halves, 48 registers
@@ -530,4 +539,9 @@ def test_a_long_tail_of_split_clusters_is_held_to_two_even_waves(
         (smem,) = cluster_launch_smem(call)
         # The kernel's own shared memory is a few hundred bytes; a hold is tens of KB.
         assert (smem > 16 * 1024) == want_held, (rows, smem)
+        if want_held:
+            # The halves an SM that shared memory leaves: fewer than the registers
+            # allow (so the hold holds), and still two waves' worth of the rows.
+            fit = smem_per_sm() // (smem + SM90_RESERVED_SMEM_PER_BLOCK)
+            assert fit < halves_per_sm and fit * sm_count() >= rows, (rows, smem, fit)
         assert_same_bits(forwards(x[:rows], r[:rows], w), [b[:rows] for b in batch], f"{rows} rows")

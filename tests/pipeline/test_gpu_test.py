@@ -226,6 +226,44 @@ def test_racecheck_runs_the_workload_once_a_dtype_memcheck_once() -> None:
     assert len(set(names)) == len(names) and "compute-sanitizer racecheck bfloat16" in names
 
 
+def fusedops_calls(node: ast.AST) -> list[ast.Call]:
+    return [
+        n
+        for n in ast.walk(node)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "fusedops"
+    ]
+
+
+def test_every_op_launch_of_the_workload_belongs_to_one_dtypes_part() -> None:
+    """racecheck runs the workload once a dtype to keep each process's host memory down
+    (one process for all peaked at 120.5 of 126 GiB): a launch outside the dtype loop
+    and outside ONE_DTYPE_PARTS would run in every dtype's process."""
+    tree = ast.parse(WORKLOAD.read_text())
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    (parts,) = [
+        n.value
+        for n in tree.body
+        if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "ONE_DTYPE_PARTS"
+    ]
+    assert isinstance(parts, ast.Dict)
+    keys = [ast.literal_eval(k) for k in parts.keys if k is not None]
+    named = {e.id for v in parts.values for e in ast.walk(v) if isinstance(e, ast.Name)}
+    assert keys and set(keys) <= set(workload_constant("DTYPES")), keys
+    assert named and named <= set(functions), named
+    (dtype_loop,) = [
+        n
+        for n in functions["main"].body
+        if isinstance(n, ast.For) and getattr(n.target, "id", "") == "dtype"
+    ]
+    in_main = fusedops_calls(functions["main"])
+    assert in_main and all(c in fusedops_calls(dtype_loop) for c in in_main)
+    launching = {name for name, f in functions.items() if name != "main" and fusedops_calls(f)}
+    assert launching == named, launching ^ named
+
+
 def test_the_workloads_dtype_flag_takes_its_dtypes_only() -> None:
     """Its argument errors, before it touches CUDA: a dtype it lacks is a usage error."""
     bad = subprocess.run(
