@@ -16,7 +16,15 @@
 // 1024 the warp count as a compile-time constant (block sizes of 1-32 whole
 // warps, a power of two): the row stride and the second level's shuffle
 // rounds are fixed; each lane reads warp (lane mod warps)'s sum, so there is
-// no zero padding and no branch per round.
+// no zero padding and no branch per round. Added in v33 (prepared in v32's
+// session): 2048 at C = 4, the sum in C = 2's order (plan 2 runs rows that
+// plan 0 gives C = 2 at 4 vectors a thread in half the threads): thread t's
+// vectors t, t + T/2, t + T, t + 3T/2 are summed as two halves, (t, t + T) and
+// (t + T/2, t + 3T/2), which are the sums of threads t and t + T/2 at C = 2 and
+// T threads; each half is summed over its warp, warp w's halves are stored as
+// the sums of warps w and w + warps of the C = 2 block, and the second level
+// adds those 2 * warps sums as the C = 2 block adds its warps'. The same bits
+// as C = 2 at any batch, so a plan could take C = 4 by batch.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -140,6 +148,30 @@ __device__ __forceinline__ float block_sum(float v, float (*scratch)[32], int pa
   }
 }
 
+// Flag 2048: a thread's two halves (lo, hi), each summed over its warp; warp w's
+// go to slots w and w + nw, and the second level is block_sum's unrolled short
+// level over 2 * nw slots, as a block of 2 * nw warps adds its warps' sums.
+__device__ __forceinline__ float block_sum_halves(float lo, float hi, float (*scratch)[32],
+                                                  int parity) {
+  lo = warp_sum(lo);
+  hi = warp_sum(hi);
+  const int nw = static_cast<int>(blockDim.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) {
+    scratch[parity][threadIdx.x >> 5] = lo;
+    scratch[parity][(threadIdx.x >> 5) + nw] = hi;
+  }
+  __syncthreads();
+  const int slots = 2 * nw;                    // at most 32: 16 warps a block
+  const int p = 1 << (32 - __clz(slots - 1));  // rounded up to a power of two
+  const int j = lane & (p - 1);
+  float t = j < slots ? scratch[parity][j] : 0.f;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    if (o < p) t += __shfl_xor_sync(0xffffffffu, t, o);
+  return t;
+}
+
 template <typename T, int C, int MaxT, int kFlags, int NW = 0>
 __global__ void __launch_bounds__(MaxT)
     fwd(T* __restrict__ out, const T* __restrict__ x, const T* __restrict__ weight, int64_t rows,
@@ -148,6 +180,8 @@ __global__ void __launch_bounds__(MaxT)
   constexpr bool kTree = kFlags & 8, kInvH = kFlags & 16, kUnrolled = kFlags & 32;
   constexpr bool kReadAll = kFlags & 64, kLateW = kFlags & 128, kOneRow = kFlags & 256;
   constexpr bool kPairs = kFlags & 512;
+  constexpr bool kHalves = (kFlags & 2048) && C == 4;  // needs the tree (8) and no NW
+  static_assert(!(kFlags & 2048) || ((kFlags & 8) && NW == 0), "2048: tree sums, runtime warps");
   constexpr int V = 16 / sizeof(T);
   const int stride = NW > 0 ? NW * 32 : static_cast<int>(blockDim.x);
   using VecT = Vec<T, V>;
@@ -175,6 +209,7 @@ __global__ void __launch_bounds__(MaxT)
     if constexpr (kPdl) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
     float s = 0;
+    float hi = 0;  // kHalves: the second half's sum
     if constexpr (kTree) {
       float part[C];
 #pragma unroll
@@ -200,10 +235,11 @@ __global__ void __launch_bounds__(MaxT)
         part[c] = q[0];
       }
 #pragma unroll
-      for (int w2 = C / 2; w2 > 0; w2 >>= 1)
+      for (int w2 = C / 2; w2 > (kHalves ? 1 : 0); w2 >>= 1)
 #pragma unroll
         for (int c = 0; c < w2; ++c) part[c] += part[c + w2];
       s = part[0];
+      if constexpr (kHalves) hi = part[1];
     } else {
 #pragma unroll
       for (int c = 0; c < C; ++c) {
@@ -224,7 +260,11 @@ __global__ void __launch_bounds__(MaxT)
         if (i < nvec) wv[c] = ld<kPlain>(w + i);
       }
     }
-    s = block_sum<kShort, kUnrolled, kReadAll, NW>(s, scratch, parity);
+    if constexpr (kHalves) {
+      s = block_sum_halves(s, hi, scratch, parity);
+    } else {
+      s = block_sum<kShort, kUnrolled, kReadAll, NW>(s, scratch, parity);
+    }
     const float rstd =
         kInvH ? rsqrtf(fmaf(s, inv_hidden, eps)) : rsqrtf(s / static_cast<float>(hidden) + eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
@@ -312,7 +352,7 @@ int by_c(int c, int threads, void* out, const void* x, const void* w, long rows,
 template <int... Flags>
 struct FlagList {};
 using BuiltFlags =
-    FlagList<0, 1, 2, 3, 4, 7, 8, 16, 32, 56, 60, 568, 632, 696, 824, 888, 1016, 1592, 1720>;
+    FlagList<0, 1, 2, 3, 4, 7, 8, 16, 32, 56, 60, 568, 632, 696, 824, 888, 1016, 1592, 1720, 2616>;
 
 template <typename T, int MaxT, int... Flags>
 int by_flags_in(FlagList<Flags...>, int flags, int c, int threads, void* out, const void* x,
@@ -332,7 +372,9 @@ int by_flags(int flags, int c, int threads, void* out, const void* x, const void
 
 // plan 0: fusedops's (C = 1 up to 256 vectors, else 2, float32 from 1024 vectors 4,
 // doubled past 1024 threads);
-// plan 1: Liger's (warps 4/8/16/32 by next_pow2(hidden), C = vectors / threads).
+// plan 1: Liger's (warps 4/8/16/32 by next_pow2(hidden), C = vectors / threads);
+// plan 2: plan 0, but its C = 2 blocks of an even warp count at C = 4 in half the
+// threads (flag 2048 then adds in C = 2's order).
 template <typename T>
 int launch_t(int flags, int plan, void* out, const void* x, const void* w, long rows, int hidden,
              float eps, cudaStream_t s) {
@@ -342,6 +384,19 @@ int launch_t(int flags, int plan, void* out, const void* x, const void* w, long 
     if (sizeof(T) == 4 && nvec >= 1024) c = 4;  // the wheel's v8 float32 rule
     while (nvec > c * 1024) c *= 2;
     const int threads = ((nvec + c - 1) / c + 31) / 32 * 32;
+    return by_flags<T, 1024>(flags, c, threads, out, x, w, rows, hidden, eps, s);
+  }
+  if (plan == 2) {
+    int c = nvec <= 256 ? 1 : 2;
+    if (sizeof(T) == 4 && nvec >= 1024) c = 4;
+    while (nvec > c * 1024) c *= 2;
+    int threads = ((nvec + c - 1) / c + 31) / 32 * 32;
+    if (c == 2 && threads % 64 == 0) {
+      c = 4;
+      threads /= 2;
+    } else if (flags & 2048) {
+      return -5;  // no C = 2 block of an even warp count to take the order of
+    }
     return by_flags<T, 1024>(flags, c, threads, out, x, w, rows, hidden, eps, s);
   }
   int block = 1;

@@ -11,7 +11,8 @@ fwd_variants.cu is a stand-alone copy of the kernel with switches (its
 ctypes on torch's current stream, so a variant costs a recompile of one file,
 not a wheel. Every variant's output is checked against fusedops.rms_norm
 before it is timed; times are gpu_sweep.py's (kernel time per call in a CUDA
-graph). Writes variants.csv. A script for the GPU machine, not a test.
+graph). Variants with flag 2048 must also give the v8 variant's bits exactly. Writes
+variants.csv. A script for the GPU machine, not a test.
 """
 
 from __future__ import annotations
@@ -54,7 +55,20 @@ VARIANTS = {
     "v8+readall+latew+onerow": (1016, 0),
     "v8+nw": (1592, 0),
     "v8+nw+latew": (1720, 0),
+    # v33 (prepared in v32's session): plan 2 runs plan 0's C = 2 rows of an even warp
+    # count at C = 4 in half the threads; 2048 adds in C = 2's order (checked: the
+    # same bits as v8). At other rows the two are skipped.
+    "v8+c4": (568, 2),
+    "v8+c4o2": (568 | 2048, 2),
 }
+SAME_BITS_AS_V8 = 2048  # variants with this flag must give v8's bits, not just its values
+NOT_APPLICABLE = -5  # launch's code: plan 2's C = 4 does not apply at this row length
+
+
+class LaunchError(RuntimeError):
+    def __init__(self, rc: int, message: str) -> None:
+        super().__init__(message)
+        self.rc = rc
 
 
 def load_library(path: str) -> ctypes.CDLL:
@@ -75,7 +89,7 @@ def variant(lib, dtype, flags, plan, x, w):
             rows, hidden, EPS, stream,
         )  # fmt: skip
         if rc != 0:
-            raise RuntimeError(f"launch returned {rc} (flags {flags}, plan {plan})")
+            raise LaunchError(rc, f"launch returned {rc} (flags {flags}, plan {plan})")
 
     return run, out
 
@@ -116,11 +130,26 @@ def main(argv: list[str] | None = None) -> int:
                     }
                     if liger is not None:
                         impls["liger"] = lambda x=x, w=w: liger["rms_norm"](x, w)
+                    v8_bits = None
                     for name in chosen:
                         flags, plan = VARIANTS[name]
                         run, out = variant(lib, dtype, flags, plan, x, w)
-                        run()
+                        try:
+                            run()
+                        except LaunchError as e:
+                            if plan == 2 and e.rc == NOT_APPLICABLE:
+                                continue
+                            raise
                         torch.cuda.synchronize()
+                        if flags & SAME_BITS_AS_V8:
+                            if v8_bits is None:
+                                run_v8, v8_bits = variant(lib, dtype, *VARIANTS["v8"], x, w)
+                                run_v8()
+                                torch.cuda.synchronize()
+                            if not torch.equal(out, v8_bits):
+                                raise AssertionError(
+                                    f"{name} {dtype} {rows}x{hidden}: not v8's bits"
+                                )
                         err = (out.float() - ref).abs().max().item()
                         tol = 1e-5 if dtype == torch.float32 else 2**-6
                         if err > tol * max(1.0, ref.abs().max().item()):
