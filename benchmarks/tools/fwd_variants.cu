@@ -23,8 +23,11 @@
 // (t + T/2, t + 3T/2), which are the sums of threads t and t + T/2 at C = 2 and
 // T threads; each half is summed over its warp, warp w's halves are stored as
 // the sums of warps w and w + warps of the C = 2 block, and the second level
-// adds those 2 * warps sums as the C = 2 block adds its warps'. The same bits
-// as C = 2 at any batch, so a plan could take C = 4 by batch.
+// adds those 2 * warps sums as the C = 2 block adds its warps'. Meant to give
+// C = 2's bits at any batch, so that a plan could take C = 4 by batch;
+// fwd_variants.py checks each output against the variant without 2048 (plan 0).
+// Flag 2048 is only for plan 2 (launch returns -6 otherwise): elsewhere a C = 4
+// block may have more than 16 warps, whose halves do not fit 32 slots.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -162,7 +165,8 @@ __device__ __forceinline__ float block_sum_halves(float lo, float hi, float (*sc
     scratch[parity][(threadIdx.x >> 5) + nw] = hi;
   }
   __syncthreads();
-  const int slots = 2 * nw;                    // at most 32: 16 warps a block
+  const int slots = 2 * nw;                    // at most 32: plan 2 gives at most 16 warps
+  if (slots > 32) __trap();                    // would write past the scratch row
   const int p = 1 << (32 - __clz(slots - 1));  // rounded up to a power of two
   const int j = lane & (p - 1);
   float t = j < slots ? scratch[parity][j] : 0.f;
@@ -348,7 +352,8 @@ int by_c(int c, int threads, void* out, const void* x, const void* w, long rows,
 
 // The flag combinations built (fwd_variants.py's VARIANTS): 568 is the wheel's
 // v8 rms_norm (pairs tree, 1/hidden, unrolled short level); 632/696/824/888/1016
-// add to it read-all (64), late weight (128), one row (256) as named there.
+// add to it read-all (64), late weight (128), one row (256) as named there;
+// 1592/1720 the warp count at compile time (1024); 2616 v8 in C = 2's order (2048).
 template <int... Flags>
 struct FlagList {};
 using BuiltFlags =
@@ -370,34 +375,39 @@ int by_flags(int flags, int c, int threads, void* out, const void* x, const void
   return by_flags_in<T, MaxT>(BuiltFlags{}, flags, c, threads, out, x, w, rows, hidden, eps, s);
 }
 
+// Plan 0's block: vectors a thread and threads (plan 2 starts from it).
+struct Shape {
+  int c;
+  int threads;
+};
+template <typename T>
+Shape plan0_shape(int nvec) {
+  int c = nvec <= 256 ? 1 : 2;
+  if (sizeof(T) == 4 && nvec >= 1024) c = 4;  // the wheel's v8 float32 rule
+  while (nvec > c * 1024) c *= 2;
+  return {c, ((nvec + c - 1) / c + 31) / 32 * 32};
+}
+
 // plan 0: fusedops's (C = 1 up to 256 vectors, else 2, float32 from 1024 vectors 4,
 // doubled past 1024 threads);
 // plan 1: Liger's (warps 4/8/16/32 by next_pow2(hidden), C = vectors / threads);
 // plan 2: plan 0, but its C = 2 blocks of an even warp count at C = 4 in half the
 // threads (flag 2048 then adds in C = 2's order).
+// Return codes past cudaError_t's: -5 plan 2 does not apply at this row length
+// (plan 0 gives no C = 2 block of an even warp count), -6 flag 2048 without plan 2.
 template <typename T>
 int launch_t(int flags, int plan, void* out, const void* x, const void* w, long rows, int hidden,
              float eps, cudaStream_t s) {
   const int nvec = hidden / (16 / sizeof(T));
+  if ((flags & 2048) && plan != 2) return -6;
   if (plan == 0) {
-    int c = nvec <= 256 ? 1 : 2;
-    if (sizeof(T) == 4 && nvec >= 1024) c = 4;  // the wheel's v8 float32 rule
-    while (nvec > c * 1024) c *= 2;
-    const int threads = ((nvec + c - 1) / c + 31) / 32 * 32;
-    return by_flags<T, 1024>(flags, c, threads, out, x, w, rows, hidden, eps, s);
+    const Shape b = plan0_shape<T>(nvec);
+    return by_flags<T, 1024>(flags, b.c, b.threads, out, x, w, rows, hidden, eps, s);
   }
   if (plan == 2) {
-    int c = nvec <= 256 ? 1 : 2;
-    if (sizeof(T) == 4 && nvec >= 1024) c = 4;
-    while (nvec > c * 1024) c *= 2;
-    int threads = ((nvec + c - 1) / c + 31) / 32 * 32;
-    if (c == 2 && threads % 64 == 0) {
-      c = 4;
-      threads /= 2;
-    } else if (flags & 2048) {
-      return -5;  // no C = 2 block of an even warp count to take the order of
-    }
-    return by_flags<T, 1024>(flags, c, threads, out, x, w, rows, hidden, eps, s);
+    const Shape b = plan0_shape<T>(nvec);
+    if (b.c != 2 || b.threads % 64 != 0) return -5;
+    return by_flags<T, 1024>(flags, 4, b.threads / 2, out, x, w, rows, hidden, eps, s);
   }
   int block = 1;
   while (block < hidden) block <<= 1;

@@ -178,7 +178,7 @@ def profiled(path: Path, shapes: list[tuple[int, int]]) -> dict[tuple[int, int, 
         raise SystemExit(
             f"{path}: {len(runs)} runs of kernels for {len(shapes)} shapes x {len(IMPLS)} "
             "implementations; was it profiled with --impls fusedops,compile,liger --repeat 2 "
-            "over the shapes `misses` printed?"
+            f"over the shapes `misses` printed (or those of {path.with_suffix('.shapes').name})?"
         )
     out = {}
     for n, (kind, kernels) in enumerate(runs):
@@ -196,11 +196,18 @@ def profiled_shapes(path: Path, missed: list[tuple[int, int]]) -> list[tuple[int
     listed = path.with_suffix(".shapes")
     if not listed.exists():
         return missed
-    text = listed.read_text().strip()
-    try:
-        shapes = [(int(r), int(h)) for r, h in (s.split("x") for s in text.split(","))]
-    except ValueError:
-        raise SystemExit(f"{listed}: not ROWSxHIDDEN,...: {text!r}") from None
+    text = listed.read_text()
+    items = [item.strip() for item in text.replace("\n", ",").split(",") if item.strip()]
+    shapes = []
+    for item in items:
+        rows, sep, hidden = item.partition("x")
+        if not (sep and rows.isdigit() and hidden.isdigit() and int(rows) and int(hidden)):
+            raise SystemExit(f"{listed}: {item!r} is not ROWSxHIDDEN with both at least 1")
+        shapes.append((int(rows), int(hidden)))
+    if not shapes:
+        raise SystemExit(f"{listed}: no shapes (write the probe's --shapes argument)")
+    if len(set(shapes)) != len(shapes):
+        raise SystemExit(f"{listed}: a shape is listed twice (each profiled shape once)")
     return shapes
 
 

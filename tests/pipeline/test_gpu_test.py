@@ -226,42 +226,79 @@ def test_racecheck_runs_the_workload_once_a_dtype_memcheck_once() -> None:
     assert len(set(names)) == len(names) and "compute-sanitizer racecheck bfloat16" in names
 
 
-def fusedops_calls(node: ast.AST) -> list[ast.Call]:
-    return [
-        n
-        for n in ast.walk(node)
-        if isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and isinstance(n.func.value, ast.Name)
-        and n.func.value.id == "fusedops"
-    ]
+def names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def launch_names(functions: dict[str, ast.FunctionDef]) -> set[str]:
+    """`fusedops` and the workload's functions that launch an op: those that name
+    fusedops, or a function that does (to a fixed point)."""
+    launching = {"fusedops"}
+    while True:
+        more = {name for name, f in functions.items() if names_in(f) & launching}
+        if more <= launching:
+            return launching
+        launching |= more
 
 
 def test_every_op_launch_of_the_workload_belongs_to_one_dtypes_part() -> None:
     """racecheck runs the workload once a dtype to keep each process's host memory down
-    (one process for all peaked at 120.5 of 126 GiB): a launch outside the dtype loop
+    (one process for all peaked at 120.5 of 126 GiB): a launch outside main's dtype loop
     and outside ONE_DTYPE_PARTS would run in every dtype's process."""
     tree = ast.parse(WORKLOAD.read_text())
+    # Every launch goes through the name `fusedops`, so the names below see it.
+    assert not any(
+        isinstance(n, ast.ImportFrom) and (n.module or "").startswith("fusedops")
+        for n in ast.walk(tree)
+    )
+    assert not any(isinstance(n, ast.Attribute) and n.attr == "fusedops" for n in ast.walk(tree))
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    (parts,) = [
-        n.value
+    main = functions.pop("main")
+    launching = launch_names(functions)
+    # The parts: dtypes of the workload to launching functions named nowhere else.
+    (parts_node,) = [
+        n
         for n in tree.body
         if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "ONE_DTYPE_PARTS"
     ]
+    parts = parts_node.value
     assert isinstance(parts, ast.Dict)
+    # Module level: nothing but the functions and that table names a launch.
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) and node is not parts_node:
+            assert not names_in(node) & launching, ast.unparse(node)
     keys = [ast.literal_eval(k) for k in parts.keys if k is not None]
-    named = {e.id for v in parts.values for e in ast.walk(v) if isinstance(e, ast.Name)}
     assert keys and set(keys) <= set(workload_constant("DTYPES")), keys
-    assert named and named <= set(functions), named
+    part_refs = [n for v in parts.values for n in ast.walk(v) if isinstance(n, ast.Name)]
+    part_names = {n.id for n in part_refs}
+    assert part_names and part_names <= launching, part_names - launching
+    everywhere = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in part_names]
+    assert len(everywhere) == len(part_refs), "a part is named outside ONE_DTYPE_PARTS"
+    # main: launches only inside its dtype loop; the parts only as
+    # ONE_DTYPE_PARTS.get(name, ...) for a name of a loop over dtype_names.
     (dtype_loop,) = [
-        n
-        for n in functions["main"].body
-        if isinstance(n, ast.For) and getattr(n.target, "id", "") == "dtype"
+        n for n in main.body if isinstance(n, ast.For) and getattr(n.target, "id", "") == "dtype"
     ]
-    in_main = fusedops_calls(functions["main"])
-    assert in_main and all(c in fusedops_calls(dtype_loop) for c in in_main)
-    launching = {name for name, f in functions.items() if name != "main" and fusedops_calls(f)}
-    assert launching == named, launching ^ named
+    for stmt in main.body:
+        if stmt is not dtype_loop:
+            assert not names_in(stmt) & launching, ast.unparse(stmt)
+    refs = [n for n in ast.walk(main) if isinstance(n, ast.Name) and n.id == "ONE_DTYPE_PARTS"]
+    name_loops = [
+        n
+        for n in ast.walk(main)
+        if isinstance(n, ast.For) and getattr(n.iter, "id", "") == "dtype_names"
+    ]
+    gets = [
+        call
+        for loop in name_loops
+        for call in ast.walk(loop)
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "get"
+        and call.func.value in refs
+        and getattr(call.args[0], "id", None) == getattr(loop.target, "id", "")
+    ]
+    assert refs and len(gets) == len(refs), [ast.unparse(r) for r in refs]
 
 
 def test_the_workloads_dtype_flag_takes_its_dtypes_only() -> None:
