@@ -101,6 +101,19 @@ __device__ __forceinline__ float read_all(const float* s, int nw) {
   return t[0];
 }
 
+// The unrolled short second level: `count` sums (at most 32) zero-padded to a
+// power of two p, lane j holding sum j mod p, log2(p) shuffle rounds.
+__device__ __forceinline__ float short_level_unrolled(const float* sums, int count) {
+  const int lane = threadIdx.x & 31;
+  const int p = 1 << (32 - __clz(count - 1));  // rounded up to a power of two
+  const int j = lane & (p - 1);
+  float t = j < count ? sums[j] : 0.f;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    if (o < p) t += __shfl_xor_sync(0xffffffffu, t, o);
+  return t;
+}
+
 // NW > 0: the block's warp count, known at compile time.
 template <bool kShort, bool kUnrolled, bool kReadAll = false, int NW = 0>
 __device__ __forceinline__ float block_sum(float v, float (*scratch)[32], int parity) {
@@ -131,14 +144,8 @@ __device__ __forceinline__ float block_sum(float v, float (*scratch)[32], int pa
     if (nw <= 8) return read_all<8>(scratch[parity], nw);
     if (nw <= 16) return read_all<16>(scratch[parity], nw);
   }
-  if constexpr (kUnrolled || kReadAll) {      // read-all: past 16 warps, the shuffles
-    const int p = 1 << (32 - __clz(nw - 1));  // warps rounded up to a power of two
-    const int j = lane & (p - 1);
-    float t = j < nw ? scratch[parity][j] : 0.f;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-      if (o < p) t += __shfl_xor_sync(0xffffffffu, t, o);
-    return t;
+  if constexpr (kUnrolled || kReadAll) {  // read-all: past 16 warps, the shuffles
+    return short_level_unrolled(scratch[parity], nw);
   } else if constexpr (kShort) {
     int p = 1;
     while (p < nw) p <<= 1;  // warps rounded up to a power of two
@@ -153,27 +160,20 @@ __device__ __forceinline__ float block_sum(float v, float (*scratch)[32], int pa
 
 // Flag 2048: a thread's two halves (lo, hi), each summed over its warp; warp w's
 // go to slots w and w + nw, and the second level is block_sum's unrolled short
-// level over 2 * nw slots, as a block of 2 * nw warps adds its warps' sums.
+// level (short_level_unrolled) over 2 * nw slots, as a block of 2 * nw warps adds
+// its warps' sums.
 __device__ __forceinline__ float block_sum_halves(float lo, float hi, float (*scratch)[32],
                                                   int parity) {
   lo = warp_sum(lo);
   hi = warp_sum(hi);
   const int nw = static_cast<int>(blockDim.x) >> 5;
-  const int lane = threadIdx.x & 31;
-  if (lane == 0) {
+  if (2 * nw > 32) __trap();  // would write past the scratch row: plan 2 gives at most 16 warps
+  if ((threadIdx.x & 31) == 0) {
     scratch[parity][threadIdx.x >> 5] = lo;
     scratch[parity][(threadIdx.x >> 5) + nw] = hi;
   }
   __syncthreads();
-  const int slots = 2 * nw;                    // at most 32: plan 2 gives at most 16 warps
-  if (slots > 32) __trap();                    // would write past the scratch row
-  const int p = 1 << (32 - __clz(slots - 1));  // rounded up to a power of two
-  const int j = lane & (p - 1);
-  float t = j < slots ? scratch[parity][j] : 0.f;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-    if (o < p) t += __shfl_xor_sync(0xffffffffu, t, o);
-  return t;
+  return short_level_unrolled(scratch[parity], 2 * nw);
 }
 
 template <typename T, int C, int MaxT, int kFlags, int NW = 0>

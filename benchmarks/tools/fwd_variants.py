@@ -12,8 +12,7 @@ ctypes on torch's current stream, so a variant costs a recompile of one file,
 not a wheel. Every variant's output is checked against fusedops.rms_norm
 before it is timed; times are gpu_sweep.py's (kernel time per call in a CUDA
 graph). Variants with flag 2048 must also give the bits of their flags without it at
-plan 0 exactly. Writes
-variants.csv. A script for the GPU machine, not a test.
+plan 0 exactly. Writes variants.csv. A script for the GPU machine, not a test.
 """
 
 from __future__ import annotations

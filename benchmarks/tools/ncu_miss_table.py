@@ -14,8 +14,8 @@ files are `ncu --import R --page raw --csv` of a profile made with
 ones; the rest are "not profiled"). A profile of other shapes (some of the
 misses, or shapes of another sweep) needs DIR/<op>-<dtype>.shapes beside it: the
 probe's --shapes argument, e.g. `256x4096,2048x4096`; then each miss is matched
-to its own shape, and misses it lacks are "not profiled". The kernels of each call are told apart by
-name (fusedops's live in namespace fusedops, Liger's Triton kernels start with
+to its own shape, and misses it lacks are "not profiled". The kernels of each
+call are told apart by name (fusedops's live in namespace fusedops, Liger's Triton kernels start with
 an underscore, inductor's with triton_); a kernel of neither kind (a copy a
 wrapper makes) joins the run of kernels before it. Of each implementation's
 two calls the second is kept: under `ncu --cache-control none` it sees the L2
