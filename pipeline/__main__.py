@@ -31,6 +31,12 @@ def build_main(argv: Sequence[str]) -> int:
     p.add_argument(
         "--check-reproducible", action="store_true", help="build twice, require identical wheels"
     )
+    p.add_argument(
+        "--torch-python",
+        type=Path,
+        help="build with this interpreter (it must hold the cell's torch, Python and build "
+        "tools) instead of a cached torch env",
+    )
     args = p.parse_args(argv)
     try:
         for flag in ("torch", "python"):
@@ -48,7 +54,9 @@ def build_main(argv: Sequence[str]) -> int:
             cell = matrix.by_id(args.cell_id)
         else:
             cell = build.local_cell()
-        result = build.build_cell(cell, out, check_reproducible=args.check_reproducible)
+        result = build.build_cell(
+            cell, out, check_reproducible=args.check_reproducible, torch_python=args.torch_python
+        )
     except InvalidVersion as err:
         print(f"pipeline build: error: {err}", file=sys.stderr)
         return 2

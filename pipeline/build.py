@@ -28,7 +28,7 @@ from .rules import REPO, Variant
 from .toolchain import Log, ToolchainError
 from .toolchain.cuda import find_toolkit
 from .toolchain.env import build_env
-from .toolchain.python_env import torch_env
+from .toolchain.python_env import build_python
 
 
 class BuildError(RuntimeError):
@@ -139,11 +139,22 @@ def build_once(cell: Cell, python: Path, env: dict[str, str], out_dir: Path) -> 
 
 
 def build_cell(
-    cell: Cell, out_dir: Path, *, check_reproducible: bool = False, log: Log = log
+    cell: Cell,
+    out_dir: Path,
+    *,
+    check_reproducible: bool = False,
+    torch_python: Path | None = None,
+    log: Log = log,
 ) -> BuildResult:
-    """Toolchain -> compile -> repair -> gate for one cell; raises BuildError/ToolchainError."""
+    """Toolchain -> compile -> repair -> gate for one cell; raises BuildError/ToolchainError.
+
+    `torch_python` builds with that interpreter (checked to hold the cell's torch,
+    Python and build tools) instead of the cached torch env.
+    """
     log(f"cell {cell.id}: torch {cell.torch}, Python {cell.python}, {cell.variant}, abi {cell.abi}")
-    python = torch_env(str(cell.torch), cell.python, variant=cell.variant, log=log)
+    python = build_python(
+        str(cell.torch), cell.python, variant=cell.variant, given=torch_python, log=log
+    )
     env = build_env(cell, log=log)
     wheel, seconds = build_once(cell, python, env, out_dir)
     if check_reproducible:

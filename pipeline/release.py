@@ -39,7 +39,7 @@ from . import build, gate, index, matrix, pypi_wheel
 from .cell import PROJECT, Cell
 from .rules import REPO, Variant, base_version
 from .toolchain import ToolchainError
-from .toolchain.python_env import torch_env
+from .toolchain.python_env import build_python
 
 
 class ReleaseError(RuntimeError):
@@ -170,27 +170,35 @@ class Rehearsal:
     cells: tuple[Cell, ...]
 
 
-def rehearse(out: Path, cells: Sequence[Cell]) -> Rehearsal:
-    """The release's steps on this machine, for `cells` (all must be buildable here)."""
+def rehearse(out: Path, cells: Sequence[Cell], *, torch_python: Path | None = None) -> Rehearsal:
+    """The release's steps on this machine, for `cells` (all must be buildable here).
+
+    `torch_python` is the interpreter every build uses instead of the cached torch
+    envs (see `build.build_cell`).
+    """
     version = base_version()
     if out.exists():
         shutil.rmtree(out)
     dist, idx, pypi = out / "dist", out / "index", out / "pypi"
-    sdist = build_sdist(dist)
     # A user's source build: the stable CPU cell's torch env builds a wheel from the sdist.
     stable_cpu = matrix.select(
         matrix.expand(), abi="stable", variant=Variant(None), platform=cells[0].platform.name
     )
     cpu = stable_cpu[0] if stable_cpu else None
-    if cpu is not None:
-        python = torch_env(str(cpu.torch), cpu.python, variant=cpu.variant, log=log)
+    python = None
+    if cpu is not None:  # first: a wrong --torch-python fails before any work
+        python = build_python(
+            str(cpu.torch), cpu.python, variant=cpu.variant, given=torch_python, log=log
+        )
+    sdist = build_sdist(dist)
+    if python is not None:
         with tempfile.TemporaryDirectory(prefix="fusedops-from-sdist-") as tmp:
             made = wheel_from_sdist(sdist, python, Path(tmp))
             if Version(parse_wheel_filename(made.name)[1].public) != Version(version):
                 raise ReleaseError(f"the sdist built {made.name}, not version {version}")
             log(f"the sdist builds: {made.name}")
     for cell in cells:
-        build.build_cell(cell, dist, log=log)
+        build.build_cell(cell, dist, torch_python=torch_python, log=log)
     sums = collect(dist, cells, version)
     log(f"collected: {sums}")
     index.build_index(dist, idx)
@@ -236,6 +244,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     r = sub.add_parser("rehearse", help="the release on this machine")
     r.add_argument("--out", type=Path, default=REPO / "dist" / "release")
     r.add_argument("--cells", nargs="+", help="cell ids (default: this machine's stable cells)")
+    r.add_argument(
+        "--torch-python",
+        type=Path,
+        help="build with this interpreter instead of cached torch envs (see `pipeline build`)",
+    )
     args = p.parse_args(argv)
     try:
         if args.step == "collect":
@@ -245,7 +258,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(collect(args.dist, [matrix.by_id(i) for i in args.cells], version))
         else:
             out = build.check_out_dir(args.out)
-            result = rehearse(out, _cells(args.cells, buildable_only=True))
+            result = rehearse(
+                out, _cells(args.cells, buildable_only=True), torch_python=args.torch_python
+            )
             print(
                 f"rehearsal done: {result.dist} ({len(result.cells)} cells), {result.index}, {result.pypi}"
             )

@@ -197,7 +197,10 @@ def torch_env(
         raise ToolchainError(f"torch version {torch!r}: expected A.B.C such as 2.11.0") from None
     want_py = "{}.{}".format(*parse_python_version(python))
     cache = cache_root(cache_dir)
-    name = f"torch{torch}-py{want_py}-{variant}{'-index' if torch_index else ''}"
+    # Named by what it holds: pip's configured indexes give every variant the same
+    # torch (a CUDA or CPU build, checked below), so the cells of one torch and
+    # Python share one env of several GB; PyTorch's index gives one per variant.
+    name = f"torch{torch}-py{want_py}" + (f"-{variant}-index" if torch_index else "")
     env_dir = cache / "envs" / name
     env_python = env_dir / "bin" / "python"
 
@@ -260,3 +263,63 @@ def torch_env(
         )
         log(f"torch env {env_dir}: torch {found[0]} (CUDA {found[1]}) ready")
         return env_python
+
+
+# What a given interpreter needs to build a wheel (modules of BUILD_DEPS).
+_BUILD_MODULES = ("pip", "setuptools", "wheel", "ninja", "packaging")
+_GIVEN_PROBE = (
+    "import importlib.util, json, sys; "
+    "print(json.dumps(['%d.%d' % sys.version_info[:2], "
+    f"[m for m in {_BUILD_MODULES!r} if importlib.util.find_spec(m) is None]]))"
+)
+
+
+def given_torch_python(
+    given: Path, torch: str, python: str, *, variant: Variant, log: Log = print
+) -> Path:
+    """An interpreter the caller names (`--torch-python`) instead of a cached env.
+
+    It must be Python `python` with torch `torch` that can build `variant`, plus the
+    build tools: a session that already holds the cell's torch then builds in place
+    instead of installing a second copy of several GB.
+    """
+    where = f"--torch-python {given}"
+    if not (given.is_file() and os.access(given, os.X_OK)):
+        raise ToolchainError(f"{where}: not an executable file")
+    out = probe_output([str(given), "-c", _GIVEN_PROBE])
+    if out is None or out.returncode != 0:
+        detail = out.stderr.strip()[-300:] if out is not None else "it did not answer"
+        raise ToolchainError(f"{where}: does not run as Python ({detail})")
+    have_py, missing = json.loads(out.stdout.strip().splitlines()[-1])
+    want_py = "{}.{}".format(*parse_python_version(python))
+    if have_py != want_py:
+        raise ToolchainError(f"{where}: is Python {have_py}; the cell needs Python {want_py}")
+    if missing:
+        raise ToolchainError(
+            f"{where}: lacks the build tools {', '.join(missing)} "
+            f"(pip install {' '.join(repr(d) for d in BUILD_DEPS[1:])})"
+        )
+    found = probe_torch(given)
+    if found is None:
+        raise ToolchainError(f"{where}: has no torch; the cell needs torch {torch}")
+    if not _torch_matches(found[0], torch):
+        raise ToolchainError(f"{where}: has torch {found[0]}; the cell needs torch {torch}")
+    reason = _check_torch_cuda(found[0], found[1], variant)
+    if reason:
+        raise ToolchainError(f"{where}: {reason}")
+    log(f"building with {given}: torch {found[0]} (CUDA {found[1]}), Python {have_py}")
+    return given
+
+
+def build_python(
+    torch: str,
+    python: str,
+    *,
+    variant: Variant,
+    given: Path | None = None,
+    log: Log = print,
+) -> Path:
+    """The interpreter a cell builds with: `given` once checked, else a cached torch env."""
+    if given is not None:
+        return given_torch_python(given, torch, python, variant=variant, log=log)
+    return torch_env(torch, python, variant=variant, log=log)

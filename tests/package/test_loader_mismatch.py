@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,11 @@ WHEEL = os.environ.get("FUSEDOPS_CLASSIC_WHEEL")
 
 
 @pytest.fixture(scope="module")
-def other_torch_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def other_torch_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     if not WHEEL:
         pytest.skip("set FUSEDOPS_CLASSIC_WHEEL to a classic wheel (nox -s tests does)")
-    return torch_venv.with_wheel(tmp_path_factory.mktemp("other-torch"), WHEEL)
+    with torch_venv.venv_with_wheel(tmp_path_factory.mktemp("other-torch"), WHEEL) as python:
+        yield python
 
 
 def test_import_names_both_builds_and_the_fix(other_torch_env: Path) -> None:

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,10 +58,11 @@ def families() -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def cpu_torch_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def cpu_torch_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     if not WHEEL:
         pytest.skip("set FUSEDOPS_PYPI_WHEEL to the assembled PyPI wheel (nox -s tests does)")
-    return torch_venv.with_wheel(tmp_path_factory.mktemp("pypi-cpu-torch"), WHEEL)
+    with torch_venv.venv_with_wheel(tmp_path_factory.mktemp("pypi-cpu-torch"), WHEEL) as python:
+        yield python
 
 
 def test_a_cpu_torch_loads_the_cpu_library(cpu_torch_env: Path) -> None:

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import subprocess
 import venv
+from collections.abc import Iterator
 from pathlib import Path
 
 # The other torch the install tests use: a CPU build (on this machine's disk; PyPI
 # or PyTorch's CPU index elsewhere).
 OTHER_TORCH = os.environ.get("FUSEDOPS_OTHER_TORCH", "torch==2.13.0")
+
+
+@contextlib.contextmanager
+def venv_with_wheel(root: Path, wheel: str, torch: str = OTHER_TORCH) -> Iterator[Path]:
+    """`with_wheel`, removed on exit: each venv holds a torch of ~1 GB, and pytest keeps
+    its temporary directories (CI machines run short of disk)."""
+    try:
+        yield with_wheel(root, wheel, torch)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def with_wheel(root: Path, wheel: str, torch: str = OTHER_TORCH) -> Path:

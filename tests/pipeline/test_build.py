@@ -65,6 +65,15 @@ def test_unwritable_out_fails_before_any_work(monkeypatch, capsys) -> None:
     )
 
 
+def test_cli_a_torch_python_that_is_not_one_is_one_line(tmp_path: Path) -> None:
+    out = run_cli("stable-cpu-x86_64", "--out", str(tmp_path), "--torch-python", "/proc/nope")
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr.endswith(
+        "pipeline build: error: --torch-python /proc/nope: not an executable file\n"
+    )
+    assert "Traceback" not in out.stderr
+
+
 def test_cli_unwritable_out_is_one_line_without_traceback() -> None:
     out = run_cli("--out", "/proc/nope")
     assert out.returncode == 1 and out.stdout == ""
@@ -88,8 +97,8 @@ def test_cli_bad_torch_version_is_one_line_exit_2(args) -> None:
 def record_builds(monkeypatch) -> list:
     built = []
 
-    def fake_build_cell(cell, out, *, check_reproducible=False):
-        built.append((cell, out, check_reproducible))
+    def fake_build_cell(cell, out, *, check_reproducible=False, torch_python=None):
+        built.append((cell, out, check_reproducible, torch_python))
         raise BuildError("stopped by the test")
 
     monkeypatch.setattr(build, "build_cell", fake_build_cell)
@@ -99,8 +108,8 @@ def record_builds(monkeypatch) -> list:
 def test_a_cell_id_builds_that_cell(monkeypatch, tmp_path: Path, capsys) -> None:
     built = record_builds(monkeypatch)
     assert cli.main(["build", "classic-torch2.9-cu128-py3.12-x86_64", "--out", str(tmp_path)]) == 1
-    assert [(c.id, out) for c, out, _ in built] == [
-        ("classic-torch2.9-cu128-py3.12-x86_64", tmp_path.resolve())
+    assert [(c.id, out, given) for c, out, _, given in built] == [
+        ("classic-torch2.9-cu128-py3.12-x86_64", tmp_path.resolve(), None)
     ]
     assert capsys.readouterr().err == "pipeline build: error: stopped by the test\n"
 
@@ -120,8 +129,9 @@ def test_a_request_finds_its_cell_and_keeps_the_requested_torch(
         "--out",
         str(tmp_path),
     ]
-    assert cli.main([*argv, "--check-reproducible"]) == 1
-    ((cell, _, reproducible),) = built
+    assert cli.main([*argv, "--check-reproducible", "--torch-python", "/some/python"]) == 1
+    ((cell, _, reproducible, given),) = built
+    assert given == Path("/some/python")
     # The stable cu132 cell is built against another torch in CI; locally the
     # request wins, so the gate checks the wheel against what was built.
     assert (cell.id, str(cell.torch), cell.python, reproducible) == (
@@ -233,12 +243,12 @@ def fake_steps(
     monkeypatch, tmp_path: Path, *, gate_ok: bool = True, wheels: list[bytes] | None = None
 ):
     """Replace toolchain, compile+repair and gate; return what each step was called with."""
-    calls: dict[str, list] = {"torch_env": [], "build_env": [], "build_once": [], "verify": []}
+    calls: dict[str, list] = {"build_python": [], "build_env": [], "build_once": [], "verify": []}
     contents = iter(wheels or [b"wheel", b"wheel"])
 
-    def torch_env(torch, python, *, variant, log):
-        calls["torch_env"].append((torch, python, variant))
-        return tmp_path / "venv" / "bin" / "python"
+    def build_python(torch, python, *, variant, given, log):
+        calls["build_python"].append((torch, python, variant, given))
+        return given or tmp_path / "venv" / "bin" / "python"
 
     def build_env(cell, *, log):
         calls["build_env"].append(cell.id)
@@ -255,7 +265,7 @@ def fake_steps(
         calls["verify"].append((wheel, cell.id, smoke_python))
         return Report(gate_ok)
 
-    monkeypatch.setattr(build, "torch_env", torch_env)
+    monkeypatch.setattr(build, "build_python", build_python)
     monkeypatch.setattr(build, "build_env", build_env)
     monkeypatch.setattr(build, "build_once", build_once)
     monkeypatch.setattr(build.gate, "verify", verify)
@@ -267,7 +277,7 @@ def test_build_cell_returns_the_gated_wheel(monkeypatch, tmp_path: Path, capsys)
     out = tmp_path / "wheelhouse"
     result = build.build_cell(CPU_CELL, out, log=lambda m: None)
     python = tmp_path / "venv" / "bin" / "python"
-    assert calls["torch_env"] == [(str(CPU_CELL.torch), CPU_CELL.python, CPU_CELL.variant)]
+    assert calls["build_python"] == [(str(CPU_CELL.torch), CPU_CELL.python, CPU_CELL.variant, None)]
     assert calls["build_env"] == [CPU_CELL.id]
     assert calls["build_once"] == [(CPU_CELL.id, python, {"FUSEDOPS_CELL": CPU_CELL.id}, out)]
     assert result.wheel == out / CPU_CELL.wheel_filename("manylinux_2_28_x86_64")
@@ -276,6 +286,19 @@ def test_build_cell_returns_the_gated_wheel(monkeypatch, tmp_path: Path, capsys)
     assert result.sha256 == hashlib.sha256(b"wheel").hexdigest()
     assert result.gate.ok and "gate table ok=True" in capsys.readouterr().out
     assert result.summary().startswith(f"{result.wheel}  (0.00 MB, compiled in 12s, sha256 ")
+
+
+def test_build_cell_with_a_given_interpreter_builds_and_gates_in_it(
+    monkeypatch, tmp_path: Path
+) -> None:
+    calls = fake_steps(monkeypatch, tmp_path)
+    given = tmp_path / "session" / "bin" / "python"
+    result = build.build_cell(CPU_CELL, tmp_path / "out", torch_python=given, log=lambda m: None)
+    assert calls["build_python"] == [
+        (str(CPU_CELL.torch), CPU_CELL.python, CPU_CELL.variant, given)
+    ]
+    assert calls["build_once"][0][1] == given
+    assert calls["verify"] == [(result.wheel, CPU_CELL.id, given)]
 
 
 def test_build_cell_fails_when_the_gate_does(monkeypatch, tmp_path: Path) -> None:

@@ -119,12 +119,17 @@ def python311() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("install")
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """This module's working directory, removed after its last test: it holds a uv
+    cache and torch's wheels (~1 GB) that would otherwise stay on disk while the
+    later tests make venvs of their own (CI machines run short of disk)."""
+    path = tmp_path_factory.mktemp("install")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def uv(work: Path) -> Path:
     """uv: next to this interpreter, on PATH, or `pip install uv` into a session directory."""
     here = Path(sys.executable).parent / "uv"
@@ -140,7 +145,7 @@ def uv(work: Path) -> Path:
     return target / "bin" / "uv"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def uv_env(work: Path) -> Callable[[Path], dict[str, str]]:
     cache = work / "uv-cache"  # shared: uv links installed files from it, so repeats are fast
 
@@ -212,7 +217,7 @@ def index_of_files(files: Sequence[Path], out: Path) -> Path:
     return write_simple_index(links, out)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def torch_index(work: Path) -> Path:
     """Stands in for https://download.pytorch.org/whl/<variant>: torch 2.13.0+cpu and its deps."""
     files = work / "torch-files"
@@ -231,7 +236,7 @@ def torch_index(work: Path) -> Path:
     return index_of_files(sorted(files.glob("*.whl")), work / "torch-index")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def newer_torch_index(work: Path) -> Path:
     """An index offering torch 2.14.1 (cu130), linked where it lies on this machine's disk."""
     cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--no-deps"]
@@ -270,7 +275,7 @@ def build_cpu_wheel(out: Path) -> Path:
     return wheel
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cpu_wheel(work: Path) -> Path:
     """FUSEDOPS_STABLE_WHEEL (nox -s tests builds it) or the same wheel built here."""
     if path := os.environ.get("FUSEDOPS_STABLE_WHEEL"):
@@ -316,7 +321,7 @@ def relabel(src: Path, dest_dir: Path, new: str) -> Path:
     return dest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def wheelhouse(cpu_wheel: Path, work: Path) -> Path:
     d = work / "wheelhouse"
     d.mkdir()
@@ -326,7 +331,7 @@ def wheelhouse(cpu_wheel: Path, work: Path) -> Path:
     return d
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ours(wheelhouse: Path, work: Path) -> Path:
     """Stands in for https://fusedops.github.io/fusedops: the index tree pipeline index writes."""
     out = work / "pages"
@@ -517,7 +522,7 @@ def test_uv_project_snippet(
 # --- hash-checked installs ----------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def hashed_requirements(
     torch_index: Path, ours: Path, uv: Path, uv_env: Callable[[Path], dict[str, str]], work: Path
 ) -> Path:
@@ -615,7 +620,7 @@ def test_served_metadata_matches_anchor_and_wheel(ours: Path) -> None:
 # --- every release stays installable --------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def release_pages(cpu_wheel: Path, work: Path) -> Path:
     """Two releases as the release workflow leaves them (wheels + metadata files per tag),
     indexed with the CLI pages-build runs; file://releases stands in for GitHub's URL."""

@@ -7,6 +7,7 @@ the host compiler's bounds are in test_cuda_toolkit.py.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -307,7 +308,7 @@ def test_find_python_uses_path_but_not_pyenv_shims(tmp_path):
 
 
 def test_torch_env_reuses_a_matching_env(monkeypatch, tmp_path):
-    python = tmp_path / "envs" / "torch2.11.0-py3.12-cu130" / "bin" / "python"
+    python = tmp_path / "envs" / "torch2.11.0-py3.12" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text("")
     monkeypatch.setattr(python_env, "probe_torch", lambda p: ("2.11.0+cu130", "13.0"))
@@ -319,7 +320,7 @@ def test_torch_env_reuses_a_matching_env(monkeypatch, tmp_path):
 
 
 def test_torch_env_refuses_a_torch_of_another_cuda_major(monkeypatch, tmp_path):
-    python = tmp_path / "envs" / "torch2.11.0-py3.12-cu126" / "bin" / "python"
+    python = tmp_path / "envs" / "torch2.11.0-py3.12" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text("")
     monkeypatch.setattr(python_env, "probe_torch", lambda p: ("2.11.0+cu130", "13.0"))
@@ -329,9 +330,107 @@ def test_torch_env_refuses_a_torch_of_another_cuda_major(monkeypatch, tmp_path):
         )
 
 
+def test_torch_env_is_one_env_per_torch_source(monkeypatch, tmp_path):
+    """pip's indexes give every variant the same torch: one env of several GB, not one
+    per variant. PyTorch's index gives each variant its own torch, and env."""
+    shared = tmp_path / "envs" / "torch2.14.1-py3.11" / "bin" / "python"
+    shared.parent.mkdir(parents=True)
+    shared.write_text("")
+    monkeypatch.setattr(python_env, "probe_torch", lambda p: ("2.14.1", "13.0"))
+    monkeypatch.setattr(python_env, "run", no_downloads)
+    for variant in ("cpu", "cu130"):
+        got = python_env.torch_env(
+            "2.14.1", "3.11", variant=Variant.parse(variant), cache_dir=tmp_path, log=print
+        )
+        assert got == shared, variant
+
+    made: list[list[str]] = []
+
+    def record(cmd, *, env=None, what):
+        made.append(cmd)
+        raise ToolchainError("stopped by the test")
+
+    monkeypatch.setattr(python_env, "run", record)
+    monkeypatch.setattr(python_env, "find_python", lambda version: Path(sys.executable))
+    with pytest.raises(ToolchainError, match="stopped by the test"):
+        python_env.torch_env(
+            "2.14.1", "3.11", variant=Variant(None), cache_dir=tmp_path, torch_index=True, log=print
+        )
+    assert made[0][-1] == str(tmp_path / "envs" / "torch2.14.1-py3.11-cpu-index")
+
+
 def test_torch_env_rejects_a_bad_version(tmp_path):
     with pytest.raises(ToolchainError, match=r"torch version 'latest': expected A\.B\.C"):
         python_env.torch_env("latest", "3.12", variant=CU130, cache_dir=tmp_path, log=print)
+
+
+# --- an interpreter the caller gives (--torch-python) ---------------------------
+
+
+def given_python(path: Path, version: str, missing: str, torch: str) -> Path:
+    """A stand-in interpreter: answers the build-tools probe and the torch probe."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "#!/bin/sh\n"
+        'case "$2" in\n'
+        f"  *find_spec*) echo '[\"{version}\", [{missing}]]' ;;\n"
+        f"  *torch*) {torch} ;;\n"
+        "esac\n"
+    )
+    path.chmod(0o755)
+    return path
+
+
+GOOD_TORCH = 'echo \'["2.14.1", "13.0"]\''
+
+
+def test_given_python_that_fits_is_used_as_it_is(tmp_path):
+    python = given_python(tmp_path / "bin" / "python", "3.11", "", GOOD_TORCH)
+    lines, log = logs()
+    got = python_env.build_python("2.14.1", "3.11", variant=CU130, given=python, log=log)
+    assert got == python
+    assert lines == [f"building with {python}: torch 2.14.1 (CUDA 13.0), Python 3.11"]
+
+
+@pytest.mark.parametrize(
+    ("version", "missing", "torch", "variant", "message"),
+    [
+        ("3.12", "", GOOD_TORCH, "cu130", r"is Python 3\.12; the cell needs Python 3\.11"),
+        ("3.11", '\"ninja\"', GOOD_TORCH, "cu130", r"lacks the build tools ninja \(pip install 'setuptools>=77'"),
+        ("3.11", "", "exit 1", "cu130", r"has no torch; the cell needs torch 2\.14\.1"),
+        ("3.11", "", "echo '[\"2.13.0\", null]'", "cpu", r"has torch 2\.13\.0; the cell needs torch 2\.14\.1"),
+        ("3.11", "", "echo '[\"2.14.1\", null]'", "cu130", r"torch 2\.14\.1 is a CPU-only build; variant cu130 needs CUDA 13\.x$"),
+    ],
+)  # fmt: skip
+def test_given_python_that_does_not_fit_is_a_clear_error(
+    tmp_path, version, missing, torch, variant, message
+):
+    python = given_python(tmp_path / "bin" / "python", version, missing, torch)
+    with pytest.raises(ToolchainError, match=rf"^--torch-python {python}: {message}"):
+        python_env.build_python("2.14.1", "3.11", variant=Variant.parse(variant), given=python)
+
+
+def test_given_python_that_is_not_an_interpreter(tmp_path):
+    with pytest.raises(ToolchainError, match=r": not an executable file$"):
+        python_env.given_torch_python(tmp_path / "nope", "2.14.1", "3.11", variant=CU130)
+    broken = tmp_path / "broken"
+    broken.write_text("#!/bin/sh\necho 'no such module' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    with pytest.raises(ToolchainError, match=r": does not run as Python \(no such module\)$"):
+        python_env.given_torch_python(broken, "2.14.1", "3.11", variant=CU130)
+
+
+def test_this_interpreter_can_be_given_when_it_holds_torch():
+    torch = pytest.importorskip("torch")
+    missing = [m for m in python_env._BUILD_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"this interpreter lacks the build tools {missing} (nox -s tests has them)")
+    have = "{}.{}".format(*sys.version_info[:2])
+    given = Path(sys.executable)
+    got = python_env.given_torch_python(
+        given, torch.__version__.split("+")[0], have, variant=Variant(None), log=print
+    )
+    assert got == given
 
 
 @pytest.mark.parametrize(
