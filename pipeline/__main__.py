@@ -37,6 +37,12 @@ def build_main(argv: Sequence[str]) -> int:
         help="build with this interpreter (it must hold the cell's torch, Python and build "
         "tools) instead of a cached torch env",
     )
+    p.add_argument(
+        "--torch-index",
+        action="store_true",
+        help="fill the cached torch env from PyTorch's index for the cell's variant "
+        "(download.pytorch.org/whl/<variant>), e.g. a cu126 or cpu torch",
+    )
     args = p.parse_args(argv)
     try:
         for flag in ("torch", "python"):
@@ -55,7 +61,11 @@ def build_main(argv: Sequence[str]) -> int:
         else:
             cell = build.local_cell()
         result = build.build_cell(
-            cell, out, check_reproducible=args.check_reproducible, torch_python=args.torch_python
+            cell,
+            out,
+            check_reproducible=args.check_reproducible,
+            torch_python=args.torch_python,
+            torch_index=args.torch_index,
         )
     except InvalidVersion as err:
         print(f"pipeline build: error: {err}", file=sys.stderr)

@@ -144,16 +144,23 @@ def build_cell(
     *,
     check_reproducible: bool = False,
     torch_python: Path | None = None,
+    torch_index: bool = False,
     log: Log = log,
 ) -> BuildResult:
     """Toolchain -> compile -> repair -> gate for one cell; raises BuildError/ToolchainError.
 
     `torch_python` builds with that interpreter (checked to hold the cell's torch,
-    Python and build tools) instead of the cached torch env.
+    Python and build tools) instead of the cached torch env; `torch_index` fills that
+    env from PyTorch's index for the cell's variant instead of pip's indexes.
     """
     log(f"cell {cell.id}: torch {cell.torch}, Python {cell.python}, {cell.variant}, abi {cell.abi}")
     python = build_python(
-        str(cell.torch), cell.python, variant=cell.variant, given=torch_python, log=log
+        str(cell.torch),
+        cell.python,
+        variant=cell.variant,
+        given=torch_python,
+        torch_index=torch_index,
+        log=log,
     )
     env = build_env(cell, log=log)
     wheel, seconds = build_once(cell, python, env, out_dir)

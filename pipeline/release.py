@@ -39,7 +39,7 @@ from . import build, gate, index, matrix, pypi_wheel
 from .cell import PROJECT, Cell
 from .rules import REPO, Variant, base_version
 from .toolchain import ToolchainError
-from .toolchain.python_env import build_python
+from .toolchain.python_env import build_python, given_torch_python
 
 
 class ReleaseError(RuntimeError):
@@ -177,21 +177,24 @@ def rehearse(out: Path, cells: Sequence[Cell], *, torch_python: Path | None = No
     envs (see `build.build_cell`).
     """
     version = base_version()
-    if out.exists():
-        shutil.rmtree(out)
-    dist, idx, pypi = out / "dist", out / "index", out / "pypi"
     # A user's source build: the stable CPU cell's torch env builds a wheel from the sdist.
     stable_cpu = matrix.select(
         matrix.expand(), abi="stable", variant=Variant(None), platform=cells[0].platform.name
     )
     cpu = stable_cpu[0] if stable_cpu else None
-    python = None
-    if cpu is not None:  # first: a wrong --torch-python fails before any work
+    if torch_python is not None:  # a wrong one fails before anything is removed or built
+        for cell in [cpu, *cells] if cpu is not None else cells:
+            given_torch_python(
+                torch_python, str(cell.torch), cell.python, variant=cell.variant, log=log
+            )
+    if out.exists():
+        shutil.rmtree(out)
+    dist, idx, pypi = out / "dist", out / "index", out / "pypi"
+    sdist = build_sdist(dist)
+    if cpu is not None:
         python = build_python(
             str(cpu.torch), cpu.python, variant=cpu.variant, given=torch_python, log=log
         )
-    sdist = build_sdist(dist)
-    if python is not None:
         with tempfile.TemporaryDirectory(prefix="fusedops-from-sdist-") as tmp:
             made = wheel_from_sdist(sdist, python, Path(tmp))
             if Version(parse_wheel_filename(made.name)[1].public) != Version(version):

@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
 from ..cell import TORCH_INDEX
@@ -210,8 +211,10 @@ def torch_env(
             if found and _torch_matches(found[0], torch):
                 reason = _check_torch_cuda(found[0], found[1], variant)
                 if reason:
-                    raise ToolchainError(f"{env_dir}: {reason}")
+                    raise ToolchainError(f"{env_dir}: {reason}.{_other_torch_hint(torch_index)}")
                 log(f"torch env {env_dir}: reusing torch {found[0]} (CUDA {found[1]})")
+                if not torch_index:
+                    _remove_per_variant_envs(cache / "envs", torch, want_py, log)
                 return env_python
             log(f"torch env {env_dir}: has torch {found[0] if found else 'none'}; installing")
         else:
@@ -255,23 +258,80 @@ def torch_env(
             )
         reason = _check_torch_cuda(found[0], found[1], variant)
         if reason:
-            hint = "" if torch_index else " Use --torch-index to install from PyTorch's index."
-            raise ToolchainError(f"{env_dir}: {reason}.{hint}")
+            raise ToolchainError(f"{env_dir}: {reason}.{_other_torch_hint(torch_index)}")
         write_stamp(
             env_dir / STAMP_NAME,
-            {"torch": found[0], "torch_cuda": found[1], "python": want_py, "variant": str(variant)},
+            {"torch": found[0], "torch_cuda": found[1], "python": want_py, "source": source},
         )
         log(f"torch env {env_dir}: torch {found[0]} (CUDA {found[1]}) ready")
-        return env_python
+    if not torch_index:
+        _remove_per_variant_envs(cache / "envs", torch, want_py, log)
+    return env_python
 
 
-# What a given interpreter needs to build a wheel (modules of BUILD_DEPS).
-_BUILD_MODULES = ("pip", "setuptools", "wheel", "ninja", "packaging")
+def _other_torch_hint(torch_index: bool) -> str:
+    if torch_index:
+        return ""
+    return (
+        " Use --torch-index (PyTorch's index for the variant) or --torch-python (an "
+        "interpreter that holds such a torch)."
+    )
+
+
+def _remove_per_variant_envs(envs: Path, torch: str, python: str, log: Log) -> None:
+    """Envs of the layout before one env per torch and Python (torchA.B.C-pyX.Y-cu130,
+    ...-cpu): the same torch from the same indexes, several GB each, never used again."""
+    pattern = re.compile(rf"torch{re.escape(torch)}-py{re.escape(python)}-(?:cpu|cu\d+)")
+    for old in sorted(envs.glob(f"torch{torch}-py{python}-*")):
+        if old.is_dir() and pattern.fullmatch(old.name):
+            with locked(envs / f".{old.name}.lock", log):
+                shutil.rmtree(old, ignore_errors=True)
+            log(f"torch env {old}: removed (one env per torch and Python now serves every variant)")
+
+
+# The given interpreter's Python and the versions of the build tools it holds
+# (None where one is missing), read by importlib.metadata: present is not enough,
+# pyproject.toml needs setuptools>=77 and `--no-build-isolation` checks nothing.
 _GIVEN_PROBE = (
-    "import importlib.util, json, sys; "
-    "print(json.dumps(['%d.%d' % sys.version_info[:2], "
-    f"[m for m in {_BUILD_MODULES!r} if importlib.util.find_spec(m) is None]]))"
+    "import importlib.metadata as md, json, sys\n"
+    "def version(name):\n"
+    "    try:\n"
+    "        return md.version(name)\n"
+    "    except md.PackageNotFoundError:\n"
+    "        return None\n"
+    "print(json.dumps({'python': '%d.%d' % sys.version_info[:2], "
+    f"'tools': {{n: version(n) for n in {[Requirement(d).name for d in BUILD_DEPS]!r}}}}}))"
 )
+
+
+def _read_given_probe(where: str, out: subprocess.CompletedProcess[str] | None) -> dict:
+    """The probe's answer, or a one-line error when `given` is not a Python that ran it."""
+    if out is None:
+        raise ToolchainError(f"{where}: does not run as Python (it did not answer)")
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+        raise ToolchainError(f"{where}: does not run as Python ({last[-200:]})")
+    lines = out.stdout.strip().splitlines()
+    try:
+        answer = json.loads(lines[-1])
+        python, tools = answer["python"], answer["tools"]
+        if not (isinstance(python, str) and isinstance(tools, dict)):
+            raise TypeError
+    except (IndexError, ValueError, KeyError, TypeError):
+        printed = lines[-1][-200:] if lines else ""
+        raise ToolchainError(f"{where}: does not run as Python (it printed {printed!r})") from None
+    return answer
+
+
+def _missing_build_tools(tools: Mapping[str, str | None]) -> list[str]:
+    """The BUILD_DEPS requirements that `tools` (name -> installed version) does not meet."""
+    missing = []
+    for dep in BUILD_DEPS:
+        req = Requirement(dep)
+        have = tools.get(req.name)
+        if have is None or not req.specifier.contains(have, prereleases=True):
+            missing.append(f"{dep} (has {have})" if have else dep)
+    return missing
 
 
 def given_torch_python(
@@ -281,24 +341,27 @@ def given_torch_python(
 
     It must be Python `python` with torch `torch` that can build `variant`, plus the
     build tools: a session that already holds the cell's torch then builds in place
-    instead of installing a second copy of several GB.
+    instead of installing a second copy of several GB. A bare name is looked up on
+    PATH; the path is made absolute (builds run from the repository root).
     """
+    if os.sep not in str(given):
+        given = Path(shutil.which(str(given)) or given)
+    given = given.absolute()  # not resolve(): a venv's python is a link out of the venv
     where = f"--torch-python {given}"
     if not (given.is_file() and os.access(given, os.X_OK)):
         raise ToolchainError(f"{where}: not an executable file")
-    out = probe_output([str(given), "-c", _GIVEN_PROBE])
-    if out is None or out.returncode != 0:
-        detail = out.stderr.strip()[-300:] if out is not None else "it did not answer"
-        raise ToolchainError(f"{where}: does not run as Python ({detail})")
-    have_py, missing = json.loads(out.stdout.strip().splitlines()[-1])
+    answer = _read_given_probe(where, probe_output([str(given), "-c", _GIVEN_PROBE]))
     want_py = "{}.{}".format(*parse_python_version(python))
-    if have_py != want_py:
-        raise ToolchainError(f"{where}: is Python {have_py}; the cell needs Python {want_py}")
-    if missing:
+    if answer["python"] != want_py:
         raise ToolchainError(
-            f"{where}: lacks the build tools {', '.join(missing)} "
-            f"(pip install {' '.join(repr(d) for d in BUILD_DEPS[1:])})"
+            f"{where}: is Python {answer['python']}; the cell needs Python {want_py}"
         )
+    missing = _missing_build_tools(answer["tools"])
+    if missing:
+        fix = f"{given} -m pip install {' '.join(shlex.quote(d) for d in BUILD_DEPS)}"
+        if answer["tools"].get("pip") is None:
+            fix = f"{given} -m ensurepip, then {fix}"
+        raise ToolchainError(f"{where}: lacks the build tools {', '.join(missing)} ({fix})")
     found = probe_torch(given)
     if found is None:
         raise ToolchainError(f"{where}: has no torch; the cell needs torch {torch}")
@@ -307,7 +370,7 @@ def given_torch_python(
     reason = _check_torch_cuda(found[0], found[1], variant)
     if reason:
         raise ToolchainError(f"{where}: {reason}")
-    log(f"building with {given}: torch {found[0]} (CUDA {found[1]}), Python {have_py}")
+    log(f"building with {given}: torch {found[0]} (CUDA {found[1]}), Python {answer['python']}")
     return given
 
 
@@ -317,9 +380,15 @@ def build_python(
     *,
     variant: Variant,
     given: Path | None = None,
+    torch_index: bool = False,
     log: Log = print,
 ) -> Path:
-    """The interpreter a cell builds with: `given` once checked, else a cached torch env."""
+    """The interpreter a cell builds with: `given` once checked, else a cached torch env
+    (its torch from PyTorch's index for the variant with `torch_index`)."""
     if given is not None:
+        if torch_index:
+            raise ToolchainError(
+                "--torch-python and --torch-index: give one (the first has a torch)"
+            )
         return given_torch_python(given, torch, python, variant=variant, log=log)
-    return torch_env(torch, python, variant=variant, log=log)
+    return torch_env(torch, python, variant=variant, log=log, torch_index=torch_index)

@@ -97,8 +97,8 @@ def test_cli_bad_torch_version_is_one_line_exit_2(args) -> None:
 def record_builds(monkeypatch) -> list:
     built = []
 
-    def fake_build_cell(cell, out, *, check_reproducible=False, torch_python=None):
-        built.append((cell, out, check_reproducible, torch_python))
+    def fake_build_cell(cell, out, *, check_reproducible=False, torch_python=None, torch_index):
+        built.append((cell, out, check_reproducible, torch_python, torch_index))
         raise BuildError("stopped by the test")
 
     monkeypatch.setattr(build, "build_cell", fake_build_cell)
@@ -108,8 +108,8 @@ def record_builds(monkeypatch) -> list:
 def test_a_cell_id_builds_that_cell(monkeypatch, tmp_path: Path, capsys) -> None:
     built = record_builds(monkeypatch)
     assert cli.main(["build", "classic-torch2.9-cu128-py3.12-x86_64", "--out", str(tmp_path)]) == 1
-    assert [(c.id, out, given) for c, out, _, given in built] == [
-        ("classic-torch2.9-cu128-py3.12-x86_64", tmp_path.resolve(), None)
+    assert [(c.id, out, given, index) for c, out, _, given, index in built] == [
+        ("classic-torch2.9-cu128-py3.12-x86_64", tmp_path.resolve(), None, False)
     ]
     assert capsys.readouterr().err == "pipeline build: error: stopped by the test\n"
 
@@ -130,8 +130,8 @@ def test_a_request_finds_its_cell_and_keeps_the_requested_torch(
         str(tmp_path),
     ]
     assert cli.main([*argv, "--check-reproducible", "--torch-python", "/some/python"]) == 1
-    ((cell, _, reproducible, given),) = built
-    assert given == Path("/some/python")
+    ((cell, _, reproducible, given, index),) = built
+    assert (given, index) == (Path("/some/python"), False)
     # The stable cu132 cell is built against another torch in CI; locally the
     # request wins, so the gate checks the wheel against what was built.
     assert (cell.id, str(cell.torch), cell.python, reproducible) == (
@@ -140,6 +140,12 @@ def test_a_request_finds_its_cell_and_keeps_the_requested_torch(
         "3.12",
         True,
     )
+
+
+def test_torch_index_reaches_the_build(monkeypatch, tmp_path: Path) -> None:
+    built = record_builds(monkeypatch)
+    assert cli.main(["build", "stable-cpu-x86_64", "--torch-index", "--out", str(tmp_path)]) == 1
+    assert [(c.id, index) for c, _, _, _, index in built] == [("stable-cpu-x86_64", True)]
 
 
 def test_a_classic_request(monkeypatch, tmp_path: Path) -> None:
@@ -246,8 +252,8 @@ def fake_steps(
     calls: dict[str, list] = {"build_python": [], "build_env": [], "build_once": [], "verify": []}
     contents = iter(wheels or [b"wheel", b"wheel"])
 
-    def build_python(torch, python, *, variant, given, log):
-        calls["build_python"].append((torch, python, variant, given))
+    def build_python(torch, python, *, variant, given, torch_index, log):
+        calls["build_python"].append((torch, python, variant, given, torch_index))
         return given or tmp_path / "venv" / "bin" / "python"
 
     def build_env(cell, *, log):
@@ -277,7 +283,9 @@ def test_build_cell_returns_the_gated_wheel(monkeypatch, tmp_path: Path, capsys)
     out = tmp_path / "wheelhouse"
     result = build.build_cell(CPU_CELL, out, log=lambda m: None)
     python = tmp_path / "venv" / "bin" / "python"
-    assert calls["build_python"] == [(str(CPU_CELL.torch), CPU_CELL.python, CPU_CELL.variant, None)]
+    assert calls["build_python"] == [
+        (str(CPU_CELL.torch), CPU_CELL.python, CPU_CELL.variant, None, False)
+    ]
     assert calls["build_env"] == [CPU_CELL.id]
     assert calls["build_once"] == [(CPU_CELL.id, python, {"FUSEDOPS_CELL": CPU_CELL.id}, out)]
     assert result.wheel == out / CPU_CELL.wheel_filename("manylinux_2_28_x86_64")
@@ -295,7 +303,7 @@ def test_build_cell_with_a_given_interpreter_builds_and_gates_in_it(
     given = tmp_path / "session" / "bin" / "python"
     result = build.build_cell(CPU_CELL, tmp_path / "out", torch_python=given, log=lambda m: None)
     assert calls["build_python"] == [
-        (str(CPU_CELL.torch), CPU_CELL.python, CPU_CELL.variant, given)
+        (str(CPU_CELL.torch), CPU_CELL.python, CPU_CELL.variant, given, False)
     ]
     assert calls["build_once"][0][1] == given
     assert calls["verify"] == [(result.wheel, CPU_CELL.id, given)]

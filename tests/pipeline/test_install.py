@@ -131,7 +131,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def uv(work: Path) -> Path:
-    """uv: next to this interpreter, on PATH, or `pip install uv` into a session directory."""
+    """uv: next to this interpreter, on PATH, or `pip install uv` into this module's directory."""
     here = Path(sys.executable).parent / "uv"
     if here.is_file():
         return here

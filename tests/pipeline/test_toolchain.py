@@ -7,8 +7,9 @@ the host compiler's bounds are in test_cuda_toolkit.py.
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -338,11 +339,31 @@ def test_torch_env_is_one_env_per_torch_source(monkeypatch, tmp_path):
     shared.write_text("")
     monkeypatch.setattr(python_env, "probe_torch", lambda p: ("2.14.1", "13.0"))
     monkeypatch.setattr(python_env, "run", no_downloads)
+    # The layout before: one env per variant. Those go; other torches, Pythons and
+    # PyTorch-index envs stay.
+    envs = tmp_path / "envs"
+    old = ["torch2.14.1-py3.11-cpu", "torch2.14.1-py3.11-cu130"]
+    kept = ["torch2.14.1-py3.11-cu126-index", "torch2.14.1-py3.12-cpu", "torch2.14.10-py3.11-cpu"]
+    for name in old + kept:
+        (envs / name / "bin").mkdir(parents=True)
+    lines, log = logs()
     for variant in ("cpu", "cu130"):
         got = python_env.torch_env(
-            "2.14.1", "3.11", variant=Variant.parse(variant), cache_dir=tmp_path, log=print
+            "2.14.1", "3.11", variant=Variant.parse(variant), cache_dir=tmp_path, log=log
         )
         assert got == shared, variant
+    assert sorted(p.name for p in envs.iterdir() if p.is_dir()) == sorted(
+        ["torch2.14.1-py3.11", *kept]
+    )
+    removed = [
+        line
+        for line in lines
+        if line.endswith("removed (one env per torch and Python now serves every variant)")
+    ]
+    assert removed == [
+        f"torch env {envs / n}: removed (one env per torch and Python now serves every variant)"
+        for n in old
+    ]
 
     made: list[list[str]] = []
 
@@ -367,13 +388,17 @@ def test_torch_env_rejects_a_bad_version(tmp_path):
 # --- an interpreter the caller gives (--torch-python) ---------------------------
 
 
-def given_python(path: Path, version: str, missing: str, torch: str) -> Path:
+TOOLS = {"pip": "25.0", "setuptools": "80.9.0", "wheel": "0.45.1", "ninja": "1.11.1", "packaging": "25.0"}  # fmt: skip
+
+
+def given_python(path: Path, torch: str, python: str = "3.11", **tools: str | None) -> Path:
     """A stand-in interpreter: answers the build-tools probe and the torch probe."""
+    answer = json.dumps({"python": python, "tools": {**TOOLS, **tools}})
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "#!/bin/sh\n"
         'case "$2" in\n'
-        f"  *find_spec*) echo '[\"{version}\", [{missing}]]' ;;\n"
+        f"  *md.version*) echo '{answer}' ;;\n"
         f"  *torch*) {torch} ;;\n"
         "esac\n"
     )
@@ -381,48 +406,83 @@ def given_python(path: Path, version: str, missing: str, torch: str) -> Path:
     return path
 
 
-GOOD_TORCH = 'echo \'["2.14.1", "13.0"]\''
+GOOD_TORCH = """echo '["2.14.1", "13.0"]'"""
+BUILD_TOOLS_FIX = r"-m pip install pip 'setuptools>=77' wheel ninja packaging\)$"
 
 
 def test_given_python_that_fits_is_used_as_it_is(tmp_path):
-    python = given_python(tmp_path / "bin" / "python", "3.11", "", GOOD_TORCH)
+    python = given_python(tmp_path / "bin" / "python", GOOD_TORCH)
     lines, log = logs()
     got = python_env.build_python("2.14.1", "3.11", variant=CU130, given=python, log=log)
     assert got == python
     assert lines == [f"building with {python}: torch 2.14.1 (CUDA 13.0), Python 3.11"]
 
 
+def test_given_python_by_name_or_relative_path_is_made_absolute(monkeypatch, tmp_path):
+    python = given_python(tmp_path / "bin" / "python3.11", GOOD_TORCH)
+    monkeypatch.setenv("PATH", str(python.parent))
+    assert (
+        python_env.given_torch_python(Path("python3.11"), "2.14.1", "3.11", variant=CU130) == python
+    )
+    monkeypatch.chdir(tmp_path)
+    got = python_env.given_torch_python(Path("bin/python3.11"), "2.14.1", "3.11", variant=CU130)
+    assert got == python and got.is_absolute()
+
+
 @pytest.mark.parametrize(
-    ("version", "missing", "torch", "variant", "message"),
+    ("python", "tools", "torch", "variant", "message"),
     [
-        ("3.12", "", GOOD_TORCH, "cu130", r"is Python 3\.12; the cell needs Python 3\.11"),
-        ("3.11", '\"ninja\"', GOOD_TORCH, "cu130", r"lacks the build tools ninja \(pip install 'setuptools>=77'"),
-        ("3.11", "", "exit 1", "cu130", r"has no torch; the cell needs torch 2\.14\.1"),
-        ("3.11", "", "echo '[\"2.13.0\", null]'", "cpu", r"has torch 2\.13\.0; the cell needs torch 2\.14\.1"),
-        ("3.11", "", "echo '[\"2.14.1\", null]'", "cu130", r"torch 2\.14\.1 is a CPU-only build; variant cu130 needs CUDA 13\.x$"),
+        ("3.12", {}, GOOD_TORCH, "cu130", r"is Python 3\.12; the cell needs Python 3\.11$"),
+        ("3.11", {"ninja": None}, GOOD_TORCH, "cu130", r"lacks the build tools ninja \(\S+ " + BUILD_TOOLS_FIX),
+        ("3.11", {"setuptools": "69.5.1"}, GOOD_TORCH, "cu130", r"lacks the build tools setuptools>=77 \(has 69\.5\.1\) \(\S+ " + BUILD_TOOLS_FIX),
+        ("3.11", {"pip": None}, GOOD_TORCH, "cu130", r"lacks the build tools pip \(\S+ -m ensurepip, then \S+ " + BUILD_TOOLS_FIX),
+        ("3.11", {}, "exit 1", "cu130", r"has no torch; the cell needs torch 2\.14\.1$"),
+        ("3.11", {}, """echo '["2.13.0", null]'""", "cpu", r"has torch 2\.13\.0; the cell needs torch 2\.14\.1$"),
+        ("3.11", {}, """echo '["2.14.1", null]'""", "cu130", r"torch 2\.14\.1 is a CPU-only build; variant cu130 needs CUDA 13\.x$"),
     ],
 )  # fmt: skip
 def test_given_python_that_does_not_fit_is_a_clear_error(
-    tmp_path, version, missing, torch, variant, message
+    tmp_path, python, tools, torch, variant, message
 ):
-    python = given_python(tmp_path / "bin" / "python", version, missing, torch)
-    with pytest.raises(ToolchainError, match=rf"^--torch-python {python}: {message}"):
-        python_env.build_python("2.14.1", "3.11", variant=Variant.parse(variant), given=python)
+    given = given_python(tmp_path / "bin" / "python", torch, python, **tools)
+    with pytest.raises(ToolchainError, match=rf"^--torch-python {given}: {message}"):
+        python_env.build_python("2.14.1", "3.11", variant=Variant.parse(variant), given=given)
 
 
-def test_given_python_that_is_not_an_interpreter(tmp_path):
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        ("echo 'no such module' >&2\nexit 3", r"does not run as Python \(no such module\)$"),
+        ("exit 4", r"does not run as Python \(exit status 4\)$"),
+        ("true", r"does not run as Python \(it printed ''\)$"),
+        ("echo hello", r"does not run as Python \(it printed 'hello'\)$"),
+        ("echo '[1, 2]'", r"does not run as Python \(it printed '\[1, 2\]'\)$"),
+        ("""echo '{"python": 3}'""", r"""does not run as Python \(it printed '{"python": 3}'\)$"""),
+    ],
+)  # fmt: skip
+def test_given_python_that_is_not_an_interpreter(tmp_path, script, message):
+    broken = tmp_path / "broken"
+    broken.write_text(f"#!/bin/sh\n{script}\n")
+    broken.chmod(0o755)
+    with pytest.raises(ToolchainError, match=rf"^--torch-python {broken}: {message}"):
+        python_env.given_torch_python(broken, "2.14.1", "3.11", variant=CU130)
+
+
+def test_given_python_that_is_not_a_file(tmp_path):
     with pytest.raises(ToolchainError, match=r": not an executable file$"):
         python_env.given_torch_python(tmp_path / "nope", "2.14.1", "3.11", variant=CU130)
-    broken = tmp_path / "broken"
-    broken.write_text("#!/bin/sh\necho 'no such module' >&2\nexit 3\n")
-    broken.chmod(0o755)
-    with pytest.raises(ToolchainError, match=r": does not run as Python \(no such module\)$"):
-        python_env.given_torch_python(broken, "2.14.1", "3.11", variant=CU130)
+    with pytest.raises(ToolchainError, match=r"--torch-python and --torch-index: give one"):
+        python_env.build_python(
+            "2.14.1", "3.11", variant=CU130, given=Path(sys.executable), torch_index=True
+        )
 
 
 def test_this_interpreter_can_be_given_when_it_holds_torch():
     torch = pytest.importorskip("torch")
-    missing = [m for m in python_env._BUILD_MODULES if importlib.util.find_spec(m) is None]
+    out = subprocess.run(
+        [sys.executable, "-c", python_env._GIVEN_PROBE], capture_output=True, text=True, check=True
+    )
+    missing = python_env._missing_build_tools(json.loads(out.stdout)["tools"])
     if missing:
         pytest.skip(f"this interpreter lacks the build tools {missing} (nox -s tests has them)")
     have = "{}.{}".format(*sys.version_info[:2])
@@ -430,7 +490,7 @@ def test_this_interpreter_can_be_given_when_it_holds_torch():
     got = python_env.given_torch_python(
         given, torch.__version__.split("+")[0], have, variant=Variant(None), log=print
     )
-    assert got == given
+    assert got == given.absolute()
 
 
 @pytest.mark.parametrize(
