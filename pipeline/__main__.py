@@ -32,8 +32,7 @@ def build_main(argv: Sequence[str]) -> int:
         "--check-reproducible", action="store_true", help="build twice, require identical wheels"
     )
     p.add_argument(
-        "--torch-python",
-        type=Path,
+        "--torch-python",  # kept as typed: Path() would turn ./python into a bare name
         help="build with this interpreter (it must hold the cell's torch, Python and build "
         "tools) instead of a cached torch env",
     )

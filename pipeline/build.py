@@ -98,8 +98,13 @@ def compile_wheel(cell: Cell, python: Path, env: dict[str, str], dist: Path) -> 
         ".",
     ]
     log("$ " + " ".join(cmd))
+    # The interpreter's bin/ first on PATH, as activating its venv would: torch's
+    # extension builder runs `ninja` from PATH and, without it, falls back to a
+    # slow serial build; the env's ninja lives there.
+    env = {**os.environ, **env}
+    env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", os.defpath)])
     # pip -v streams setup.py's and ninja's progress ([n/m] lines) to the terminal.
-    proc = subprocess.run(cmd, env={**os.environ, **env}, cwd=REPO, check=False, stdout=sys.stderr)
+    proc = subprocess.run(cmd, env=env, cwd=REPO, check=False, stdout=sys.stderr)
     if proc.returncode != 0:
         raise BuildError(
             f"the build of {cell.id} failed (exit {proc.returncode}); its log is above"
@@ -143,7 +148,7 @@ def build_cell(
     out_dir: Path,
     *,
     check_reproducible: bool = False,
-    torch_python: Path | None = None,
+    torch_python: Path | str | None = None,
     torch_index: bool = False,
     log: Log = log,
 ) -> BuildResult:

@@ -170,7 +170,9 @@ class Rehearsal:
     cells: tuple[Cell, ...]
 
 
-def rehearse(out: Path, cells: Sequence[Cell], *, torch_python: Path | None = None) -> Rehearsal:
+def rehearse(
+    out: Path, cells: Sequence[Cell], *, torch_python: Path | str | None = None
+) -> Rehearsal:
     """The release's steps on this machine, for `cells` (all must be buildable here).
 
     `torch_python` is the interpreter every build uses instead of the cached torch
@@ -183,9 +185,10 @@ def rehearse(out: Path, cells: Sequence[Cell], *, torch_python: Path | None = No
     )
     cpu = stable_cpu[0] if stable_cpu else None
     if torch_python is not None:  # a wrong one fails before anything is removed or built
-        for cell in [cpu, *cells] if cpu is not None else cells:
-            given_torch_python(
-                torch_python, str(cell.torch), cell.python, variant=cell.variant, log=log
+        needs = {(str(c.torch), c.python, c.variant) for c in (cpu, *cells) if c is not None}
+        for torch, python, variant in sorted(needs, key=str):
+            torch_python = given_torch_python(
+                torch_python, torch, python, variant=variant, log=lambda m: None
             )
     if out.exists():
         shutil.rmtree(out)
@@ -248,8 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--out", type=Path, default=REPO / "dist" / "release")
     r.add_argument("--cells", nargs="+", help="cell ids (default: this machine's stable cells)")
     r.add_argument(
-        "--torch-python",
-        type=Path,
+        "--torch-python",  # kept as typed (see `pipeline build`)
         help="build with this interpreter instead of cached torch envs (see `pipeline build`)",
     )
     args = p.parse_args(argv)

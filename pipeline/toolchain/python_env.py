@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -214,7 +215,7 @@ def torch_env(
                     raise ToolchainError(f"{env_dir}: {reason}.{_other_torch_hint(torch_index)}")
                 log(f"torch env {env_dir}: reusing torch {found[0]} (CUDA {found[1]})")
                 if not torch_index:
-                    _remove_per_variant_envs(cache / "envs", torch, want_py, log)
+                    _note_per_variant_envs(cache / "envs", torch, want_py, log)
                 return env_python
             log(f"torch env {env_dir}: has torch {found[0] if found else 'none'}; installing")
         else:
@@ -265,7 +266,7 @@ def torch_env(
         )
         log(f"torch env {env_dir}: torch {found[0]} (CUDA {found[1]}) ready")
     if not torch_index:
-        _remove_per_variant_envs(cache / "envs", torch, want_py, log)
+        _note_per_variant_envs(cache / "envs", torch, want_py, log)
     return env_python
 
 
@@ -273,31 +274,38 @@ def _other_torch_hint(torch_index: bool) -> str:
     if torch_index:
         return ""
     return (
-        " Use --torch-index (PyTorch's index for the variant) or --torch-python (an "
-        "interpreter that holds such a torch)."
+        " Install from PyTorch's index for the variant (pipeline build --torch-index), "
+        "or name an interpreter that holds such a torch (--torch-python)."
     )
 
 
-def _remove_per_variant_envs(envs: Path, torch: str, python: str, log: Log) -> None:
+def _note_per_variant_envs(envs: Path, torch: str, python: str, log: Log) -> None:
     """Envs of the layout before one env per torch and Python (torchA.B.C-pyX.Y-cu130,
-    ...-cpu): the same torch from the same indexes, several GB each, never used again."""
+    ...-cpu) hold the same torch, several GB each, and are no longer used. They are
+    named, not removed: an older checkout sharing this cache may be building in one."""
     pattern = re.compile(rf"torch{re.escape(torch)}-py{re.escape(python)}-(?:cpu|cu\d+)")
-    for old in sorted(envs.glob(f"torch{torch}-py{python}-*")):
+    for old in sorted(envs.glob(f"{glob.escape(f'torch{torch}-py{python}-')}*")):
         if old.is_dir() and pattern.fullmatch(old.name):
-            with locked(envs / f".{old.name}.lock", log):
-                shutil.rmtree(old, ignore_errors=True)
-            log(f"torch env {old}: removed (one env per torch and Python now serves every variant)")
+            log(
+                f"torch env {old}: unused since one env per torch and Python serves every "
+                f"variant; `rm -rf {shlex.quote(str(old))}` frees its several GB"
+            )
 
 
 # The given interpreter's Python and the versions of the build tools it holds
 # (None where one is missing), read by importlib.metadata: present is not enough,
 # pyproject.toml needs setuptools>=77 and `--no-build-isolation` checks nothing.
+# A Python too old for importlib.metadata still reports its version.
 _GIVEN_PROBE = (
-    "import importlib.metadata as md, json, sys\n"
+    "import json, sys\n"
+    "try:\n"
+    "    import importlib.metadata as md\n"
+    "except ImportError:\n"
+    "    md = None\n"
     "def version(name):\n"
     "    try:\n"
     "        return md.version(name)\n"
-    "    except md.PackageNotFoundError:\n"
+    "    except Exception:\n"
     "        return None\n"
     "print(json.dumps({'python': '%d.%d' % sys.version_info[:2], "
     f"'tools': {{n: version(n) for n in {[Requirement(d).name for d in BUILD_DEPS]!r}}}}}))"
@@ -329,13 +337,17 @@ def _missing_build_tools(tools: Mapping[str, str | None]) -> list[str]:
     for dep in BUILD_DEPS:
         req = Requirement(dep)
         have = tools.get(req.name)
-        if have is None or not req.specifier.contains(have, prereleases=True):
+        try:
+            ok = have is not None and req.specifier.contains(have, prereleases=True)
+        except InvalidVersion:  # older packaging refuses versions outside PEP 440
+            ok = False
+        if not ok:
             missing.append(f"{dep} (has {have})" if have else dep)
     return missing
 
 
 def given_torch_python(
-    given: Path, torch: str, python: str, *, variant: Variant, log: Log = print
+    given: Path | str, torch: str, python: str, *, variant: Variant, log: Log = print
 ) -> Path:
     """An interpreter the caller names (`--torch-python`) instead of a cached env.
 
@@ -344,9 +356,13 @@ def given_torch_python(
     instead of installing a second copy of several GB. A bare name is looked up on
     PATH; the path is made absolute (builds run from the repository root).
     """
-    if os.sep not in str(given):
-        given = Path(shutil.which(str(given)) or given)
-    given = given.absolute()  # not resolve(): a venv's python is a link out of the venv
+    text = str(given)  # as typed: Path("./python") would read as a bare name
+    if os.sep not in text:
+        found = shutil.which(text)
+        if found is None:
+            raise ToolchainError(f"--torch-python {text}: not found on PATH")
+        text = found
+    given = Path(text).absolute()  # not resolve(): a venv's python is a link out of the venv
     where = f"--torch-python {given}"
     if not (given.is_file() and os.access(given, os.X_OK)):
         raise ToolchainError(f"{where}: not an executable file")
@@ -354,19 +370,22 @@ def given_torch_python(
     want_py = "{}.{}".format(*parse_python_version(python))
     if answer["python"] != want_py:
         raise ToolchainError(
-            f"{where}: is Python {answer['python']}; the cell needs Python {want_py}"
+            f"{where}: is Python {answer['python']}; the cell needs Python {want_py} "
+            f"(name a {want_py} interpreter, or leave --torch-python out for a cached env)"
         )
     missing = _missing_build_tools(answer["tools"])
     if missing:
-        fix = f"{given} -m pip install {' '.join(shlex.quote(d) for d in BUILD_DEPS)}"
+        exe = shlex.quote(str(given))
+        fix = f"{exe} -m pip install {' '.join(shlex.quote(d) for d in BUILD_DEPS)}"
         if answer["tools"].get("pip") is None:
-            fix = f"{given} -m ensurepip, then {fix}"
+            fix = f"{exe} -m ensurepip, then {fix}"
         raise ToolchainError(f"{where}: lacks the build tools {', '.join(missing)} ({fix})")
     found = probe_torch(given)
+    fix = f"({shlex.quote(str(given))} -m pip install torch=={torch}, or leave --torch-python out for a cached env)"
     if found is None:
-        raise ToolchainError(f"{where}: has no torch; the cell needs torch {torch}")
+        raise ToolchainError(f"{where}: has no torch; the cell needs torch {torch} {fix}")
     if not _torch_matches(found[0], torch):
-        raise ToolchainError(f"{where}: has torch {found[0]}; the cell needs torch {torch}")
+        raise ToolchainError(f"{where}: has torch {found[0]}; the cell needs torch {torch} {fix}")
     reason = _check_torch_cuda(found[0], found[1], variant)
     if reason:
         raise ToolchainError(f"{where}: {reason}")
@@ -379,7 +398,7 @@ def build_python(
     python: str,
     *,
     variant: Variant,
-    given: Path | None = None,
+    given: Path | str | None = None,
     torch_index: bool = False,
     log: Log = print,
 ) -> Path:

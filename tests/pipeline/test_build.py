@@ -131,7 +131,7 @@ def test_a_request_finds_its_cell_and_keeps_the_requested_torch(
     ]
     assert cli.main([*argv, "--check-reproducible", "--torch-python", "/some/python"]) == 1
     ((cell, _, reproducible, given, index),) = built
-    assert (given, index) == (Path("/some/python"), False)
+    assert (given, index) == ("/some/python", False)
     # The stable cu132 cell is built against another torch in CI; locally the
     # request wins, so the gate checks the wheel against what was built.
     assert (cell.id, str(cell.torch), cell.python, reproducible) == (
@@ -338,6 +338,16 @@ def test_compile_wheel_reports_a_failed_build(monkeypatch, tmp_path: Path) -> No
     python = fake_python(tmp_path / "python", "exit 3\n")
     with pytest.raises(BuildError, match=r"the build of stable-cpu-x86_64 failed \(exit 3\)"):
         build.compile_wheel(CPU_CELL, python, {}, tmp_path / "dist")
+
+
+def test_compile_wheel_puts_the_interpreters_bin_first_on_path(monkeypatch, tmp_path: Path) -> None:
+    """torch runs `ninja` from PATH; the env's own ninja is in its bin/."""
+    monkeypatch.setattr(build, "clean_tree", lambda: None)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    python = fake_python(tmp_path / "env" / "bin" / "python", f'echo "$PATH" > {tmp_path}/path\n')
+    with pytest.raises(BuildError, match=r"expected one wheel"):
+        build.compile_wheel(CPU_CELL, python, {}, tmp_path / "dist")
+    assert (tmp_path / "path").read_text() == f"{tmp_path / 'env' / 'bin'}:/usr/bin:/bin\n"
 
 
 def test_compile_wheel_needs_exactly_one_wheel(monkeypatch, tmp_path: Path) -> None:

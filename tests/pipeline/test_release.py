@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -125,6 +126,31 @@ def test_cli_collect_and_its_errors(dist: Path, tmp_path: Path) -> None:
     assert (
         out.returncode == 1 and "cannot write there" in out.stderr and "Traceback" not in out.stderr
     )
+
+
+def test_rehearse_checks_the_given_interpreter_for_every_cell_first(tmp_path: Path) -> None:
+    """An interpreter that suits the CPU cell but not the CUDA one is refused before
+    the last rehearsal is removed or anything is built."""
+    tools = {"pip": "25.0", "setuptools": "80.9.0", "wheel": "0.45.1", "ninja": "1.11.1", "packaging": "25.0"}  # fmt: skip
+    answer = json.dumps({"python": CPU.python, "tools": tools})
+    cpu_torch = json.dumps([str(CPU.torch), None])  # a CPU-only build of the cells' torch
+    assert CU130.torch == CPU.torch and CU130.python == CPU.python
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text(
+        f"#!/bin/sh\ncase \"$2\" in\n  *md.version*) echo '{answer}' ;;\n"
+        f"  *torch*) echo '{cpu_torch}' ;;\nesac\n"
+    )
+    fake.chmod(0o755)
+    last = tmp_path / "r" / "dist" / "last-rehearsal"
+    last.parent.mkdir(parents=True)
+    last.write_text("")
+    out = cli("rehearse", "--out", str(tmp_path / "r"), "--cells", CPU.id, CU130.id, "--torch-python", str(fake))  # fmt: skip
+    assert out.returncode == 1 and out.stderr.endswith(
+        f"pipeline release rehearse: error: --torch-python {fake}: torch {CPU.torch} is a "
+        "CPU-only build; variant cu130 needs CUDA 13.x\n"
+    ), out.stderr
+    assert [p.name for p in last.parent.iterdir()] == [last.name]
 
 
 def this_interpreter_builds(cell: matrix.Cell) -> bool:

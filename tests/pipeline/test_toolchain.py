@@ -325,7 +325,12 @@ def test_torch_env_refuses_a_torch_of_another_cuda_major(monkeypatch, tmp_path):
     python.parent.mkdir(parents=True)
     python.write_text("")
     monkeypatch.setattr(python_env, "probe_torch", lambda p: ("2.11.0+cu130", "13.0"))
-    with pytest.raises(ToolchainError, match=r"variant cu126 needs a CUDA 12\.x torch"):
+    with pytest.raises(
+        ToolchainError,
+        match=r"variant cu126 needs a CUDA 12\.x torch \(torch refuses to mix CUDA majors\)\. "
+        r"Install from PyTorch's index for the variant \(pipeline build --torch-index\), or name "
+        r"an interpreter that holds such a torch \(--torch-python\)\.$",
+    ):
         python_env.torch_env(
             "2.11.0", "3.12", variant=Variant.parse("cu126"), cache_dir=tmp_path, log=print
         )
@@ -339,12 +344,13 @@ def test_torch_env_is_one_env_per_torch_source(monkeypatch, tmp_path):
     shared.write_text("")
     monkeypatch.setattr(python_env, "probe_torch", lambda p: ("2.14.1", "13.0"))
     monkeypatch.setattr(python_env, "run", no_downloads)
-    # The layout before: one env per variant. Those go; other torches, Pythons and
-    # PyTorch-index envs stay.
+    # The layout before: one env per variant. Those are named with the command that
+    # frees them (not removed: an older checkout may be building in one); other
+    # torches, Pythons and PyTorch-index envs are not named.
     envs = tmp_path / "envs"
     old = ["torch2.14.1-py3.11-cpu", "torch2.14.1-py3.11-cu130"]
-    kept = ["torch2.14.1-py3.11-cu126-index", "torch2.14.1-py3.12-cpu", "torch2.14.10-py3.11-cpu"]
-    for name in old + kept:
+    other = ["torch2.14.1-py3.11-cu126-index", "torch2.14.1-py3.12-cpu", "torch2.14.10-py3.11-cpu"]
+    for name in old + other:
         (envs / name / "bin").mkdir(parents=True)
     lines, log = logs()
     for variant in ("cpu", "cu130"):
@@ -353,15 +359,12 @@ def test_torch_env_is_one_env_per_torch_source(monkeypatch, tmp_path):
         )
         assert got == shared, variant
     assert sorted(p.name for p in envs.iterdir() if p.is_dir()) == sorted(
-        ["torch2.14.1-py3.11", *kept]
+        ["torch2.14.1-py3.11", *old, *other]
     )
-    removed = [
-        line
-        for line in lines
-        if line.endswith("removed (one env per torch and Python now serves every variant)")
-    ]
-    assert removed == [
-        f"torch env {envs / n}: removed (one env per torch and Python now serves every variant)"
+    noted = [line for line in lines if "unused since one env per torch" in line]
+    assert noted == 2 * [
+        f"torch env {envs / n}: unused since one env per torch and Python serves every "
+        f"variant; `rm -rf {envs / n}` frees its several GB"
         for n in old
     ]
 
@@ -420,24 +423,28 @@ def test_given_python_that_fits_is_used_as_it_is(tmp_path):
 
 def test_given_python_by_name_or_relative_path_is_made_absolute(monkeypatch, tmp_path):
     python = given_python(tmp_path / "bin" / "python3.11", GOOD_TORCH)
+    here = given_python(tmp_path / "python3.11", GOOD_TORCH)
     monkeypatch.setenv("PATH", str(python.parent))
-    assert (
-        python_env.given_torch_python(Path("python3.11"), "2.14.1", "3.11", variant=CU130) == python
-    )
     monkeypatch.chdir(tmp_path)
-    got = python_env.given_torch_python(Path("bin/python3.11"), "2.14.1", "3.11", variant=CU130)
+    # A bare name is looked up on PATH; ./name and dir/name are paths from here.
+    assert python_env.given_torch_python("python3.11", "2.14.1", "3.11", variant=CU130) == python
+    assert python_env.given_torch_python("./python3.11", "2.14.1", "3.11", variant=CU130) == here
+    got = python_env.given_torch_python("bin/python3.11", "2.14.1", "3.11", variant=CU130)
     assert got == python and got.is_absolute()
+    with pytest.raises(ToolchainError, match=r"^--torch-python python3\.99: not found on PATH$"):
+        python_env.given_torch_python("python3.99", "2.14.1", "3.11", variant=CU130)
 
 
 @pytest.mark.parametrize(
     ("python", "tools", "torch", "variant", "message"),
     [
-        ("3.12", {}, GOOD_TORCH, "cu130", r"is Python 3\.12; the cell needs Python 3\.11$"),
+        ("3.12", {}, GOOD_TORCH, "cu130", r"is Python 3\.12; the cell needs Python 3\.11 \(name a 3\.11 interpreter, or leave --torch-python out for a cached env\)$"),
         ("3.11", {"ninja": None}, GOOD_TORCH, "cu130", r"lacks the build tools ninja \(\S+ " + BUILD_TOOLS_FIX),
         ("3.11", {"setuptools": "69.5.1"}, GOOD_TORCH, "cu130", r"lacks the build tools setuptools>=77 \(has 69\.5\.1\) \(\S+ " + BUILD_TOOLS_FIX),
         ("3.11", {"pip": None}, GOOD_TORCH, "cu130", r"lacks the build tools pip \(\S+ -m ensurepip, then \S+ " + BUILD_TOOLS_FIX),
-        ("3.11", {}, "exit 1", "cu130", r"has no torch; the cell needs torch 2\.14\.1$"),
-        ("3.11", {}, """echo '["2.13.0", null]'""", "cpu", r"has torch 2\.13\.0; the cell needs torch 2\.14\.1$"),
+        ("3.11", {}, "exit 1", "cu130", r"has no torch; the cell needs torch 2\.14\.1 \(\S+ -m pip install torch==2\.14\.1, or leave --torch-python out for a cached env\)$"),
+        ("3.11", {}, """echo '["2.13.0", null]'""", "cpu", r"has torch 2\.13\.0; the cell needs torch 2\.14\.1 \(\S+ -m pip install torch==2\.14\.1, or"),
+        ("3.11", {"setuptools": "not-a-version"}, GOOD_TORCH, "cu130", r"lacks the build tools setuptools>=77 \(has not-a-version\)"),
         ("3.11", {}, """echo '["2.14.1", null]'""", "cu130", r"torch 2\.14\.1 is a CPU-only build; variant cu130 needs CUDA 13\.x$"),
     ],
 )  # fmt: skip
@@ -466,6 +473,14 @@ def test_given_python_that_is_not_an_interpreter(tmp_path, script, message):
     broken.chmod(0o755)
     with pytest.raises(ToolchainError, match=rf"^--torch-python {broken}: {message}"):
         python_env.given_torch_python(broken, "2.14.1", "3.11", variant=CU130)
+
+
+def test_given_python_that_cannot_be_started(tmp_path):
+    no_interpreter = tmp_path / "no-shebang"  # executable, but the kernel cannot run it
+    no_interpreter.write_bytes(b"\x00\x01")
+    no_interpreter.chmod(0o755)
+    with pytest.raises(ToolchainError, match=r": does not run as Python \(it did not answer\)$"):
+        python_env.given_torch_python(no_interpreter, "2.14.1", "3.11", variant=CU130)
 
 
 def test_given_python_that_is_not_a_file(tmp_path):
