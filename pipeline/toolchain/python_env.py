@@ -205,6 +205,8 @@ def torch_env(
     name = f"torch{torch}-py{want_py}" + (f"-{variant}-index" if torch_index else "")
     env_dir = cache / "envs" / name
     env_python = env_dir / "bin" / "python"
+    if not torch_index:
+        _note_per_variant_envs(cache / "envs", torch, want_py, log)
 
     with locked(cache / "envs" / f".{name}.lock", log):
         if env_python.exists():
@@ -214,8 +216,6 @@ def torch_env(
                 if reason:
                     raise ToolchainError(f"{env_dir}: {reason}.{_other_torch_hint(torch_index)}")
                 log(f"torch env {env_dir}: reusing torch {found[0]} (CUDA {found[1]})")
-                if not torch_index:
-                    _note_per_variant_envs(cache / "envs", torch, want_py, log)
                 return env_python
             log(f"torch env {env_dir}: has torch {found[0] if found else 'none'}; installing")
         else:
@@ -265,9 +265,7 @@ def torch_env(
             {"torch": found[0], "torch_cuda": found[1], "python": want_py, "source": source},
         )
         log(f"torch env {env_dir}: torch {found[0]} (CUDA {found[1]}) ready")
-    if not torch_index:
-        _note_per_variant_envs(cache / "envs", torch, want_py, log)
-    return env_python
+        return env_python
 
 
 def _other_torch_hint(torch_index: bool) -> str:

@@ -131,17 +131,9 @@ def test_cli_collect_and_its_errors(dist: Path, tmp_path: Path) -> None:
 def test_rehearse_checks_the_given_interpreter_for_every_cell_first(tmp_path: Path) -> None:
     """An interpreter that suits the CPU cell but not the CUDA one is refused before
     the last rehearsal is removed or anything is built."""
-    tools = {"pip": "25.0", "setuptools": "80.9.0", "wheel": "0.45.1", "ninja": "1.11.1", "packaging": "25.0"}  # fmt: skip
-    answer = json.dumps({"python": CPU.python, "tools": tools})
     cpu_torch = json.dumps([str(CPU.torch), None])  # a CPU-only build of the cells' torch
     assert CU130.torch == CPU.torch and CU130.python == CPU.python
-    fake = tmp_path / "bin" / "python"
-    fake.parent.mkdir()
-    fake.write_text(
-        f"#!/bin/sh\ncase \"$2\" in\n  *md.version*) echo '{answer}' ;;\n"
-        f"  *torch*) echo '{cpu_torch}' ;;\nesac\n"
-    )
-    fake.chmod(0o755)
+    fake = wk.build_python_stand_in(tmp_path / "bin" / "python", f"echo '{cpu_torch}'", CPU.python)
     last = tmp_path / "r" / "dist" / "last-rehearsal"
     last.parent.mkdir(parents=True)
     last.write_text("")

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import wheelkit as wk
 
 from pipeline import matrix
 from pipeline.rules import REPO, Variant
@@ -391,30 +392,12 @@ def test_torch_env_rejects_a_bad_version(tmp_path):
 # --- an interpreter the caller gives (--torch-python) ---------------------------
 
 
-TOOLS = {"pip": "25.0", "setuptools": "80.9.0", "wheel": "0.45.1", "ninja": "1.11.1", "packaging": "25.0"}  # fmt: skip
-
-
-def given_python(path: Path, torch: str, python: str = "3.11", **tools: str | None) -> Path:
-    """A stand-in interpreter: answers the build-tools probe and the torch probe."""
-    answer = json.dumps({"python": python, "tools": {**TOOLS, **tools}})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        "#!/bin/sh\n"
-        'case "$2" in\n'
-        f"  *md.version*) echo '{answer}' ;;\n"
-        f"  *torch*) {torch} ;;\n"
-        "esac\n"
-    )
-    path.chmod(0o755)
-    return path
-
-
 GOOD_TORCH = """echo '["2.14.1", "13.0"]'"""
 BUILD_TOOLS_FIX = r"-m pip install pip 'setuptools>=77' wheel ninja packaging\)$"
 
 
 def test_given_python_that_fits_is_used_as_it_is(tmp_path):
-    python = given_python(tmp_path / "bin" / "python", GOOD_TORCH)
+    python = wk.build_python_stand_in(tmp_path / "bin" / "python", GOOD_TORCH)
     lines, log = logs()
     got = python_env.build_python("2.14.1", "3.11", variant=CU130, given=python, log=log)
     assert got == python
@@ -422,8 +405,8 @@ def test_given_python_that_fits_is_used_as_it_is(tmp_path):
 
 
 def test_given_python_by_name_or_relative_path_is_made_absolute(monkeypatch, tmp_path):
-    python = given_python(tmp_path / "bin" / "python3.11", GOOD_TORCH)
-    here = given_python(tmp_path / "python3.11", GOOD_TORCH)
+    python = wk.build_python_stand_in(tmp_path / "bin" / "python3.11", GOOD_TORCH)
+    here = wk.build_python_stand_in(tmp_path / "python3.11", GOOD_TORCH)
     monkeypatch.setenv("PATH", str(python.parent))
     monkeypatch.chdir(tmp_path)
     # A bare name is looked up on PATH; ./name and dir/name are paths from here.
@@ -451,7 +434,7 @@ def test_given_python_by_name_or_relative_path_is_made_absolute(monkeypatch, tmp
 def test_given_python_that_does_not_fit_is_a_clear_error(
     tmp_path, python, tools, torch, variant, message
 ):
-    given = given_python(tmp_path / "bin" / "python", torch, python, **tools)
+    given = wk.build_python_stand_in(tmp_path / "bin" / "python", torch, python, **tools)
     with pytest.raises(ToolchainError, match=rf"^--torch-python {given}: {message}"):
         python_env.build_python("2.14.1", "3.11", variant=Variant.parse(variant), given=given)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -225,3 +226,26 @@ def readelf_needed(so: Path) -> list[str]:
         env={"LC_ALL": "C", "PATH": os.environ.get("PATH", "")},
     )
     return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", proc.stdout)
+
+
+# Versions that meet pipeline.toolchain.python_env.BUILD_DEPS.
+BUILD_TOOLS = {"pip": "25.0", "setuptools": "80.9.0", "wheel": "0.45.1", "ninja": "1.11.1", "packaging": "25.0"}  # fmt: skip
+
+
+def build_python_stand_in(
+    path: Path, torch: str, python: str = "3.11", **tools: str | None
+) -> Path:
+    """A stand-in for `--torch-python`: answers the build-tools probe with `python` and
+    BUILD_TOOLS (overridden by `tools`), and the torch probe by running the shell
+    command `torch`."""
+    answer = json.dumps({"python": python, "tools": {**BUILD_TOOLS, **tools}})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "#!/bin/sh\n"
+        'case "$2" in\n'
+        f"  *md.version*) echo '{answer}' ;;\n"
+        f"  *torch*) {torch} ;;\n"
+        "esac\n"
+    )
+    path.chmod(0o755)
+    return path
