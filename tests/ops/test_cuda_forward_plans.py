@@ -16,7 +16,10 @@ do 16-bit rows that fill their block in the latency build for the fused add at
 8 (1 or 2 vectors a thread), 16 and 32 warps and rms_norm at 8 warps of 1 vector
 a thread and at 32 (UNCHECKED_16_BIT below); every other row keeps them.
 Batches of more rows than the L2 holds take builds that prefetch rows ahead
-into the L2; they too must give the same bits. On sm_90+
+into the L2; they too must give the same bits. On sm_90 16-bit rms_norm rows
+that the plan gives 2 vectors a thread and an even warp count run at 4 in half
+the threads, adding in the same order, in such batches and in the occupancy
+build's batches of 32-warp blocks (HALVES below). On sm_90+
 a few long rows run split over a thread block cluster (CLUSTER below), and so do
 16-bit fused-add rows of 1024-4096 vectors (blocks of 512+ threads) in batches of one
 to two waves of their single-pass blocks (WAVE_AND_TAIL), with the same bits again;
@@ -167,9 +170,20 @@ PAST_L2 = [
     (torch.bfloat16, 2048),
     (torch.bfloat16, 4096),
     (torch.bfloat16, 8200),
+    (torch.float16, 12288),  # C = 2, 24 warps: on sm_90 C = 4 at a runtime count of 12
     (torch.float32, 2048),
     (torch.float32, 16384),
 ]
+
+
+def halves_planned(dtype: torch.dtype, hidden: int, past_l2: bool) -> bool:
+    """Whether rms_norm runs a batch (not one wave of the latency build) of these rows
+    at 4 vectors a thread in C = 2's order (halves_planned in rms_norm.cu)."""
+    threads = single_pass_threads(dtype, hidden, add=False)
+    nvec = hidden * dtype.itemsize // 16
+    c2_even = dtype.itemsize == 2 and 256 < nvec <= 2048 and (threads // 32) % 2 == 0
+    hopper = torch.cuda.get_device_capability()[0] == 9
+    return hopper and c2_even and (past_l2 or threads == 1024)
 
 
 SINGLE_PASS = re.compile(r"rms_norm_fwd_single_pass_kernel<([^<>]*)>")
@@ -177,7 +191,7 @@ FLAG = {"true": True, "1": True, "false": False, "0": False}
 
 
 def single_pass_args(names: list[str]) -> list[list[str]]:
-    """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch> of each
+    """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch, kHalves> of each
     single-pass forward kernel among `names` (kernels_of's demangled names)."""
     found = (SINGLE_PASS.search(name) for name in names)
     return [[arg.strip() for arg in m.group(1).split(",")] for m in found if m]
@@ -185,12 +199,13 @@ def single_pass_args(names: list[str]) -> list[list[str]]:
 
 # Where single_pass_args finds the bool template arguments the tests read.
 FEW_ROWS = 3
-PREFETCH = -1
+PREFETCH = 6
+HALVES = 7
 
 
 def single_pass_flags(call, index: int) -> list[bool]:
     """One bool template argument (FEW_ROWS: kFewRows, the latency build; PREFETCH:
-    kPrefetch) of each single-pass forward kernel `call` launches, from the demangled
+    kPrefetch; HALVES: kHalves) of each single-pass forward kernel `call` launches, from the demangled
     names torch.profiler records."""
     names = kernels_of(call)
     flags = []
@@ -220,15 +235,54 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
 
     # A prefetch cannot change a result, so the bits alone do not show that the
     # prefetching builds ran: the kernel names do. The 16-bit rms_norm at a
-    # runtime warp count (8200) has no prefetching build (its registers are
-    # capped at 32), and the float32 fused add at 4 vectors a thread (16384)
-    # does not prefetch (it measured slower with it).
-    rms_prefetches = not (dtype.itemsize == 2 and hidden == 8200)
+    # runtime warp count (8200, 12288) has no prefetching build (its registers
+    # are capped at 32), the 16-bit rms_norm in C = 2's order does not prefetch
+    # (it measured faster without), and neither does the float32 fused add at
+    # 4 vectors a thread (16384; it measured slower with it).
+    halves = halves_planned(dtype, hidden, past_l2=True)
+    rms_prefetches = not halves and not (dtype.itemsize == 2 and hidden in (8200, 12288))
     add_prefetches = not (dtype == torch.float32 and hidden == 16384)
     assert single_pass_flags(forward_call(x, None, w), PREFETCH) == [rms_prefetches]
+    assert single_pass_flags(forward_call(x, None, w), HALVES) == [halves]
     assert single_pass_flags(forward_call(x, r, w), PREFETCH) == [add_prefetches]
+    assert single_pass_flags(forward_call(x, r, w), HALVES) == [False]
     assert single_pass_flags(forward_call(x[:chunk], None, w), PREFETCH) == [False]
     assert single_pass_flags(forward_call(x[:chunk], r[:chunk], w), PREFETCH) == [False]
+
+
+# 16-bit rms_norm rows of C = 2 blocks of 32 warps (hidden 16384) in a batch past
+# one wave of the latency build, and below the L2: the occupancy build's batches,
+# which run at 4 vectors a thread in C = 2's order on sm_90 (halves_planned); rows
+# of 16-warp blocks (8192) keep C = 2 there, and the latency build's one wave keeps
+# it too. The bits of every plan must agree: the batch, one wave of the latency
+# build, and rows alone.
+HALVES_BATCH = [  # (dtype, hidden)
+    (torch.bfloat16, 16384),
+    (torch.float16, 16384),
+    (torch.bfloat16, 8192),
+]
+
+
+@pytest.mark.parametrize(("dtype", "hidden"), HALVES_BATCH, ids=str)
+def test_a_batch_of_long_16_bit_rows_runs_in_c2_order_on_sm90(
+    dtype: torch.dtype, hidden: int
+) -> None:
+    sms = sm_count()
+    rows = occupancy_batch(dtype, hidden)
+    x, r, w = norm_inputs(rows, hidden, dtype)
+    launched = single_pass_args(kernels_of(forward_call(x, None, w)))
+    assert len(launched) == 1, launched
+    halves = halves_planned(dtype, hidden, past_l2=False)
+    assert FLAG[launched[0][HALVES]] == halves, launched[0]
+    if halves:
+        threads = single_pass_threads(dtype, hidden, add=False)
+        assert (launched[0][1], launched[0][4]) == ("4", str(threads // 64)), launched[0]
+    assert single_pass_flags(forward_call(x[:sms], None, w), HALVES) == [False]
+    batch = forwards(x, r, w)
+    for part in (slice(0, sms), slice(rows - 1, rows)):
+        got = forwards(x[part], r[part], w)
+        assert_same_bits(got, [b[part] for b in batch], f"rows {part.start}-{part.stop - 1}")
+    assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
 
 
 # A few rows whose single-pass block has 512 threads or more (the fused add) or

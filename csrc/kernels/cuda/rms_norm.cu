@@ -471,15 +471,22 @@ constexpr int64_t kSinglePassOneVecMax = 256;
 // v8). Not for the fused add, whose 4-vector kernel loads its weight late.
 constexpr int64_t kFloatFourVecMin = 1024;
 
-// The second level for a warp count read from blockDim (v already summed per warp).
-template <bool kShortSecondLevel, typename A>
-__device__ __forceinline__ A block_sum_runtime_warps(A v, A (*scratch)[32], int parity) {
-  const int num_warps = static_cast<int>(blockDim.x) >> 5;  // blockDim.x % 32 == 0
-  if (num_warps == 1) return v;
+// The second level: every lane gets the sum of the num_warps warp sums in
+// scratch[parity] (written before the barrier the caller passed).
+// kWarps > 0: num_warps is kWarps, a power of two known at compile time.
+template <bool kShortSecondLevel, int kWarps, typename A>
+__device__ __forceinline__ A block_sum_second_level(A (*scratch)[32], int parity, int num_warps) {
   const int lane = threadIdx.x & 31;
-  if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
-  __syncthreads();
-  if constexpr (kShortSecondLevel) {
+  if constexpr (kWarps > 0) {
+    static_assert((kWarps & (kWarps - 1)) == 0 && kWarps >= 2 && kWarps <= 32,
+                  "a power of two, 2 to 32");
+    A t = scratch[parity][lane & (kWarps - 1)];
+#pragma unroll
+    for (int offset = kWarps / 2; offset > 0; offset >>= 1) {
+      t += __shfl_xor_sync(0xffffffffu, t, offset);
+    }
+    return t;
+  } else if constexpr (kShortSecondLevel) {
     // Only log2(warps) shuffle rounds: lanes are grouped by the warp count rounded
     // up to a power of two, each group holding every warp's sum (padded with
     // zeros). Adding +0 is exact for any partial sum but -0, which sums of
@@ -493,8 +500,19 @@ __device__ __forceinline__ A block_sum_runtime_warps(A v, A (*scratch)[32], int 
       if (offset < group) t += __shfl_xor_sync(0xffffffffu, t, offset);
     }
     return t;
+  } else {
+    return warp_sum(lane < num_warps ? scratch[parity][lane] : A(0));
   }
-  return warp_sum(lane < num_warps ? scratch[parity][lane] : A(0));
+}
+
+// The second level for a warp count read from blockDim (v already summed per warp).
+template <bool kShortSecondLevel, typename A>
+__device__ __forceinline__ A block_sum_runtime_warps(A v, A (*scratch)[32], int parity) {
+  const int num_warps = static_cast<int>(blockDim.x) >> 5;  // blockDim.x % 32 == 0
+  if (num_warps == 1) return v;
+  if ((threadIdx.x & 31) == 0) scratch[parity][threadIdx.x >> 5] = v;
+  __syncthreads();
+  return block_sum_second_level<kShortSecondLevel, 0>(scratch, parity, num_warps);
 }
 
 // Block sum with one barrier: partial sums alternate between two scratch rows
@@ -512,20 +530,30 @@ template <bool kShortSecondLevel, int kWarps, typename A>
 __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int parity) {
   v = warp_sum(v);
   if constexpr (kWarps > 0) {
-    static_assert((kWarps & (kWarps - 1)) == 0 && kWarps >= 2 && kWarps <= 32,
-                  "a power of two, 2 to 32 (fixed_warps_built builds 4 to 32)");
-    const int lane = threadIdx.x & 31;
-    if (lane == 0) scratch[parity][threadIdx.x >> 5] = v;
+    static_assert(kWarps >= 2, "fixed_warps_built builds 4 to 32");
+    if ((threadIdx.x & 31) == 0) scratch[parity][threadIdx.x >> 5] = v;
     __syncthreads();
-    A t = scratch[parity][lane & (kWarps - 1)];
-#pragma unroll
-    for (int offset = kWarps / 2; offset > 0; offset >>= 1) {
-      t += __shfl_xor_sync(0xffffffffu, t, offset);
-    }
-    return t;
+    return block_sum_second_level<kShortSecondLevel, kWarps>(scratch, parity, kWarps);
   } else {
     return block_sum_runtime_warps<kShortSecondLevel>(v, scratch, parity);
   }
+}
+
+// The block sum of a C = 4 block that adds in the order of the C = 2 block of
+// twice its warps (see sum_squares_halves): warp w's two half sums go where
+// warps w and w + warps of that block put theirs, and the second level is
+// that block's. Its blocks have at most 16 warps (C = 2 blocks at most 32).
+template <int kWarps, typename A>
+__device__ __forceinline__ A block_sum_halves(A lo, A hi, A (*scratch)[32], int parity) {
+  lo = warp_sum(lo);
+  hi = warp_sum(hi);
+  const int warps = kWarps > 0 ? kWarps : static_cast<int>(blockDim.x) >> 5;
+  if ((threadIdx.x & 31) == 0) {
+    scratch[parity][threadIdx.x >> 5] = lo;
+    scratch[parity][(threadIdx.x >> 5) + warps] = hi;
+  }
+  __syncthreads();
+  return block_sum_second_level<false, 2 * kWarps>(scratch, parity, 2 * warps);
 }
 
 // Sum of the squares of a thread's C vectors (those past the row count as zero;
@@ -547,11 +575,12 @@ __device__ __forceinline__ A block_sum_one_barrier(A v, A (*scratch)[32], int pa
 // Every launch plan of an op, dtype and hidden size adds in the same order, so
 // a row's result does not depend on how many rows are in the batch.
 // tid: the thread's place in the row (threadIdx.x, but for the cluster kernel).
+// The first levels: part[c] is the sum of the squares of vector c.
 template <bool kPairs, typename A, typename VecT, int C, bool kFull>
-__device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec, int stride, int tid) {
+__device__ __forceinline__ void squares_per_vector(const VecT (&xv)[C], int nvec, int stride,
+                                                   int tid, A (&part)[C]) {
   constexpr int V = sizeof(VecT::v) / sizeof(VecT::v[0]);
   constexpr int kLeaves = kPairs ? V / 2 : V;
-  A part[C];
 #pragma unroll
   for (int c = 0; c < C; ++c) {
     const bool in_row = kFull || tid + c * stride < nvec;
@@ -574,12 +603,39 @@ __device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec, int
     }
     part[c] = q[0];
   }
+}
+
+// Halving adds across the vectors' sums, down to `sums` of them.
+template <int C, typename A>
+__device__ __forceinline__ void add_halving(A (&part)[C], int sums) {
 #pragma unroll
-  for (int half = C / 2; half > 0; half /= 2) {
+  for (int half = C / 2; half >= sums; half /= 2) {
 #pragma unroll
     for (int c = 0; c < half; ++c) part[c] += part[c + half];
   }
+}
+
+template <bool kPairs, typename A, typename VecT, int C, bool kFull>
+__device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec, int stride, int tid) {
+  A part[C];
+  squares_per_vector<kPairs, A, VecT, C, kFull>(xv, nvec, stride, tid, part);
+  add_halving<C>(part, 1);
   return part[0];
+}
+
+// C = 4 in the order of C = 2 at twice the threads: at stride T this thread
+// holds vectors t, t + T, t + 2T, t + 3T; the C = 2 block of 2T threads gives
+// thread t vectors t, t + 2T and thread t + T vectors t + T, t + 3T. One
+// halving level leaves exactly those two threads' sums: lo (part[0]) and hi
+// (part[1]). block_sum_halves then adds them as the C = 2 block does.
+template <bool kPairs, typename A, typename VecT, bool kFull>
+__device__ __forceinline__ void sum_squares_halves(const VecT (&xv)[4], int nvec, int stride,
+                                                   int tid, A& lo, A& hi) {
+  A part[4];
+  squares_per_vector<kPairs, A, VecT, 4, kFull>(xv, nvec, stride, tid, part);
+  add_halving<4>(part, 2);
+  lo = part[0];
+  hi = part[1];
 }
 
 // Hides a vector's value from the optimiser. Called after the reduction, it
@@ -812,7 +868,10 @@ constexpr int single_pass_max_threads() {
 // kWarps: the block's warp count when it is fixed at compile time (see
 // launch_with_warps), else 0 (read from blockDim). kFull: every thread's C
 // vectors are in the row, so nothing is bounds-checked (fixed_warps_built).
-template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch>
+// kHalves: C = 4 adding in the order of C = 2 at twice the threads
+// (sum_squares_halves), so a plan may run a C = 2 row as either.
+template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch,
+          bool kHalves = false>
 __global__ void __launch_bounds__(
     single_pass_max_threads<T, C, kAdd, kFewRows, kWarps, kFull>(),
     single_pass_kernel_min_blocks<T, C, kAdd, kFewRows, kFull, kPrefetch>())
@@ -829,6 +888,7 @@ __global__ void __launch_bounds__(
   // The guard tests threadIdx.x, not each vector's index: it is there for the
   // compiler (weight_guarded_build), and only a full row may skip the checks.
   static_assert(!kGuardWeight || (kFull && kEarlyWeight && kWarps > 0));
+  static_assert(!kHalves || (C == 4 && !kAdd && kWarps <= 16), "C = 2 blocks of up to 32 warps");
   __shared__ A scratch[2][32];
   const int nvec = hidden / V;
   const int stride = kWarps > 0 ? kWarps * 32 : static_cast<int>(blockDim.x);
@@ -875,8 +935,15 @@ __global__ void __launch_bounds__(
         }
       }
     }
-    A sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A, VecT, C, kFull>(xv, nvec, stride,
+    A sum_sq{};
+    A sum_hi{};  // kHalves: the second half's sum
+    if constexpr (kHalves) {
+      sum_squares_halves</*kPairs=*/true, A, VecT, kFull>(
+          xv, nvec, stride, static_cast<int>(threadIdx.x), sum_sq, sum_hi);
+    } else {
+      sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A, VecT, C, kFull>(xv, nvec, stride,
                                                                      static_cast<int>(threadIdx.x));
+    }
     if constexpr (kPrefetch) {
       // The row's loads are done (their values summed): its lines, which a
       // block further back prefetched as evict_last, go back to normal.
@@ -884,7 +951,11 @@ __global__ void __launch_bounds__(
       demote_l2(xr, row_bytes);
       if constexpr (kAdd) demote_l2(residual + offset, row_bytes);
     }
-    sum_sq = block_sum_one_barrier<kFewRows, kWarps>(sum_sq, scratch, parity);
+    if constexpr (kHalves) {
+      sum_sq = block_sum_halves<kWarps>(sum_sq, sum_hi, scratch, parity);
+    } else {
+      sum_sq = block_sum_one_barrier<kFewRows, kWarps>(sum_sq, scratch, parity);
+    }
     const A rstd = inv_rms(sum_sq, inv_hidden, eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
 #pragma unroll
@@ -1463,6 +1534,50 @@ WaveSplit split_a_wave_and_tail(int64_t rows, int c, int threads, bool add,
   return {true, c == 2 ? hold_clusters_to(split, threads / 2, rows, resident, device) : 0};
 }
 
+// Where 16-bit rms_norm runs the rows the plan gives C = 2 (an even warp count)
+// at C = 4 in half the threads, adding in C = 2's order (kHalves: the same
+// bits, so the choice may follow the batch). On an H200, against the C = 2
+// kernels, every shape of 133-65536 rows x hidden 4096-16384 in one process
+// taking turns (NOTES.md v33):
+// - rows past the L2 (where C = 2 prefetches; C = 4 does not, which measured
+//   1-7% faster than with the prefetch): 3.4-7.9% faster at hidden 4096,
+//   8192, 12288 and 16384 (bf16 16384 x 16384: 279.3 -> 259.9 us), from
+//   1.1% slower to 0.5% faster at 10240 (20 warps at C = 2);
+// - the occupancy build's batches at C = 2 blocks of 32 warps (hidden 16384):
+//   0.5-9.4% faster at 133-1024 rows. Other widths there were mixed (hidden
+//   10240 2.6-8.2% slower, 12288 4-6% faster at 512-2048 rows but 2-4.5%
+//   slower at 200-256), and the latency build's one-wave batches were mostly
+//   faster at C = 2: they keep it.
+// Measured on sm_90 only (an H200); other archs keep C = 2.
+template <typename T>
+bool halves_planned(bool add, int c, int threads, bool past_l2, const DeviceLimits& device) {
+  if (sizeof(T) != 2 || add || c != 2 || (threads / 32) % 2 != 0 || device.cc_major != 9) {
+    return false;
+  }
+  return past_l2 || threads == kSinglePassMaxThreads;
+}
+
+// Launches the kHalves build for a C = 2 plan of 2 * threads threads.
+template <typename T>
+void launch_fwd_halves(T* out, const T* x, const T* weight, int64_t rows, int hidden,
+                       typename Acc<T>::type inv_h, typename Acc<T>::type e, unsigned grid,
+                       int threads, cudaStream_t stream) {
+  auto go = [&](auto kernel) {
+    kernel<<<grid, threads, 0, stream>>>(out, nullptr, x, nullptr, weight, rows, hidden, inv_h, e,
+                                         RowPrefetch{});
+  };
+  switch (threads / 32) {
+    case 4:
+      return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 4, false, false, true>);
+    case 8:
+      return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 8, false, false, true>);
+    case 16:
+      return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 16, false, false, true>);
+    default:
+      return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 0, false, false, true>);
+  }
+}
+
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
 // doubled while the row would need more than 1024 threads; the caller checked
 // single_pass_fits.
@@ -1528,7 +1643,16 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
       return;
     }
   }
-  if (prefetch.rows_below > 0) return pick(std::false_type{}, std::true_type{}, go);
+  const bool past_l2 = prefetch.rows_below > 0;
+  if (halves_planned<T>(residual != nullptr, c, threads, past_l2, device) &&
+      !latency_build_in_one_wave(rows, threads, device.sm_count, [&](const auto& probe) {
+        pick(std::true_type{}, std::false_type{}, probe);
+      })) {
+    if constexpr (sizeof(T) == 2) {
+      return launch_fwd_halves<T>(out, x, weight, rows, h, inv_h, e, grid, threads / 2, stream);
+    }
+  }
+  if (past_l2) return pick(std::false_type{}, std::true_type{}, go);
   if (!std::is_same_v<T, double> && c >= 2 &&
       latency_build_in_one_wave(rows, threads, device.sm_count, [&](const auto& probe) {
         pick(std::true_type{}, std::false_type{}, probe);
