@@ -750,7 +750,8 @@ constexpr int single_pass_kernel_min_blocks() {
 // ahead (2 MB in each of x and the residual for the fused add), at most an
 // eighth of the L2. Measured on an H200 and an H100 (1.0-3.6% faster there),
 // not on GPUs with small L2s or before sm_80 (plain prefetch there). The
-// fused add at C = 4 does not prefetch (prefetch_built).
+// fused add at C = 4 does not prefetch (prefetch_built), nor does 16-bit
+// rms_norm where it runs in C = 2's order at C = 4 (halves_planned).
 // rows_below = 0: off.
 struct RowPrefetch {
   int64_t rows_below = 0;
