@@ -1541,14 +1541,14 @@ WaveSplit split_a_wave_and_tail(int64_t rows, int c, int threads, bool add,
 // kernels, every shape of 133-65536 rows x hidden 4096-16384 in one process
 // taking turns (NOTES.md v33):
 // - rows past the L2 (where C = 2 prefetches; C = 4 does not, which measured
-//   1-7% faster than with the prefetch): 3.4-7.9% faster at hidden 4096,
+//   2.2-7.1% faster than with the prefetch): 2.8-7.9% faster at hidden 4096,
 //   8192, 12288 and 16384 (bf16 16384 x 16384: 279.3 -> 259.9 us), from
 //   1.1% slower to 0.5% faster at 10240 (20 warps at C = 2);
 // - the occupancy build's batches at C = 2 blocks of 32 warps (hidden 16384):
 //   0.5-9.4% faster at 133-1024 rows. Other widths there were mixed (hidden
-//   10240 2.6-8.2% slower, 12288 4-6% faster at 512-2048 rows but 2-4.5%
-//   slower at 200-256), and the latency build's one-wave batches were mostly
-//   faster at C = 2: they keep it.
+//   10240 2.6-8.2% slower at 512-2048 rows, 12288 3.9-6.4% faster there but
+//   1.8-4.5% slower at 200-256), and the latency build's one-wave batches were
+//   mostly faster at C = 2: they keep it.
 // Measured on sm_90 only (an H200); other archs keep C = 2.
 template <typename T>
 bool halves_planned(bool add, int c, int threads, bool past_l2, const DeviceLimits& device) {
