@@ -1545,7 +1545,7 @@ WaveSplit split_a_wave_and_tail(int64_t rows, int c, int threads, bool add,
 //   8192, 12288 and 16384 (bf16 16384 x 16384: 279.3 -> 259.9 us), from
 //   1.1% slower to 0.5% faster at 10240 (20 warps at C = 2);
 // - the occupancy build's batches at C = 2 blocks of 32 warps (hidden 16384):
-//   0.5-9.4% faster at 133-1024 rows. Other widths there were mixed (hidden
+//   0.6-9.4% faster at 133-1024 rows. Other widths there were mixed (hidden
 //   10240 2.6-8.2% slower at 512-2048 rows, 12288 3.9-6.4% faster there but
 //   1.8-4.5% slower at 200-256), and the latency build's one-wave batches were
 //   mostly faster at C = 2: they keep it.
