@@ -15,7 +15,10 @@ shape, far past any timeout); --csv and --label are the tool's. The builds take 
 within one call because machines differ between calls by more than runs differ within
 one. At the end sweep_ab.py compares the two builds (each build's fastest run per
 shape), and its summary is printed and written to DIR/ab.txt. A run that fails or times out stops the tool with its log's tail: an A/B
-with a missing run would compare other shapes. A script, not a test.
+with a missing run would compare other shapes. Rivals the sweep times (Liger) are not
+installed here: they import through the PYTHONPATH the tool is started with (after the
+wheel's directory), so install them into a directory of their own first, or the sweep
+skips them without a word (v33's Liger control had no rows). A script, not a test.
 
 Example (the band of the wave-and-tail split, v28):
 
