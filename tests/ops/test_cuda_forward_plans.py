@@ -19,7 +19,7 @@ Batches of more rows than the L2 holds take builds that prefetch rows ahead
 into the L2; they too must give the same bits. On sm_90 16-bit rms_norm rows
 that the plan gives 2 vectors a thread and an even warp count run at 4 in half
 the threads, adding in the same order, in such batches and in the occupancy
-build's batches of 32-warp blocks (HALVES below). On sm_90+
+build's batches of 32-warp blocks (HALVES_BATCH below). On sm_90+
 a few long rows run split over a thread block cluster (CLUSTER below), and so do
 16-bit fused-add rows of 1024-4096 vectors (blocks of 512+ threads) in batches of one
 to two waves of their single-pass blocks (WAVE_AND_TAIL), with the same bits again;
@@ -165,7 +165,9 @@ def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) 
 # the occupancy kernel (RowPrefetch in rms_norm.cu): a fixed warp count (C = 1,
 # 2, 4), a runtime count that prefetches (the 16-bit fused add at 17 warps) and
 # builds that do not (16-bit rms_norm at 17 warps; the float32 fused add at
-# C = 4).
+# C = 4; on sm_90 16-bit rms_norm at an even warp count, 8 fixed or 24 at run
+# time, which runs in C = 2's order at C = 4). So on sm_90 no 16-bit rms_norm
+# C = 2 build prefetches: those kernels run only on other archs.
 PAST_L2 = [
     (torch.bfloat16, 2048),
     (torch.bfloat16, 4096),
@@ -253,9 +255,9 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
 # 16-bit rms_norm rows of C = 2 blocks of 32 warps (hidden 16384) in a batch past
 # one wave of the latency build, and below the L2: the occupancy build's batches,
 # which run at 4 vectors a thread in C = 2's order on sm_90 (halves_planned); rows
-# of 16-warp blocks (8192) keep C = 2 there, and the latency build's one wave keeps
-# it too. The bits of every plan must agree: the batch, one wave of the latency
-# build, and rows alone.
+# of 16-warp blocks (8192) keep C = 2 there, and so do as many rows as SMs (the
+# latency build of the few-row path). The bits of every plan must agree: the
+# batch, as many rows as SMs, and a row alone (on sm_90+ the cluster kernel).
 HALVES_BATCH = [  # (dtype, hidden)
     (torch.bfloat16, 16384),
     (torch.float16, 16384),

@@ -556,26 +556,8 @@ __device__ __forceinline__ A block_sum_halves(A lo, A hi, A (*scratch)[32], int 
   return block_sum_second_level<false, 2 * kWarps>(scratch, parity, 2 * warps);
 }
 
-// Sum of the squares of a thread's C vectors (those past the row count as zero;
-// with kFull there are none),
-// added as a tree: within each vector, then across vectors. The tree is about
-// log2(C * V) dependent operations deep where a running sum is C * V deep, and
-// that chain sits on every row's latency path (1-128 rows of 4096-16384: up to
-// 0.3 us less per call on an H100, benchmarks/NOTES.md v8). Two shapes of
-// tree, by what the H100 sweep preferred:
-// - kPairs (rms_norm): adjacent pairs as a multiply and a fused multiply-add,
-//   then halving adds. Fewer values live at once: with squares first, the
-//   32-register occupancy build of the 16-bit kernels ran 2-10% slower at
-//   1024-65536 rows.
-// - otherwise (the fused add, whose C = 2 kernels are not held to 32
-//   registers): squares, then halving adds (nvcc contracts the first level
-//   into multiply-adds); 2-7% faster than the pairs at 1-16 rows.
-// Both builds are compiled with the same flags, so any contraction is the same
-// in both.
-// Every launch plan of an op, dtype and hidden size adds in the same order, so
-// a row's result does not depend on how many rows are in the batch.
-// tid: the thread's place in the row (threadIdx.x, but for the cluster kernel).
-// The first levels: part[c] is the sum of the squares of vector c.
+// The first levels of sum_squares_tree: part[c] is the sum of the squares of
+// vector c (tid: the thread's place in the row; vectors past it count as zero).
 template <bool kPairs, typename A, typename VecT, int C, bool kFull>
 __device__ __forceinline__ void squares_per_vector(const VecT (&xv)[C], int nvec, int stride,
                                                    int tid, A (&part)[C]) {
@@ -615,6 +597,25 @@ __device__ __forceinline__ void add_halving(A (&part)[C], int sums) {
   }
 }
 
+// Sum of the squares of a thread's C vectors (those past the row count as zero;
+// with kFull there are none),
+// added as a tree: within each vector, then across vectors. The tree is about
+// log2(C * V) dependent operations deep where a running sum is C * V deep, and
+// that chain sits on every row's latency path (1-128 rows of 4096-16384: up to
+// 0.3 us less per call on an H100, benchmarks/NOTES.md v8). Two shapes of
+// tree, by what the H100 sweep preferred:
+// - kPairs (rms_norm): adjacent pairs as a multiply and a fused multiply-add,
+//   then halving adds. Fewer values live at once: with squares first, the
+//   32-register occupancy build of the 16-bit kernels ran 2-10% slower at
+//   1024-65536 rows.
+// - otherwise (the fused add, whose C = 2 kernels are not held to 32
+//   registers): squares, then halving adds (nvcc contracts the first level
+//   into multiply-adds); 2-7% faster than the pairs at 1-16 rows.
+// Both builds are compiled with the same flags, so any contraction is the same
+// in both.
+// Every launch plan of an op, dtype and hidden size adds in the same order, so
+// a row's result does not depend on how many rows are in the batch.
+// tid: the thread's place in the row (threadIdx.x, but for the cluster kernel).
 template <bool kPairs, typename A, typename VecT, int C, bool kFull>
 __device__ __forceinline__ A sum_squares_tree(const VecT (&xv)[C], int nvec, int stride, int tid) {
   A part[C];
@@ -1240,7 +1241,8 @@ bool launch_fixed_warps(int threads, bool full, const Go& go) {
 }
 
 // Which builds prefetch when RowPrefetch::plan asks for it (the others run
-// without it at any batch size):
+// without it at any batch size; 16-bit rms_norm in C = 2's order at C = 4,
+// launched by halves_planned, never does):
 // - not the fused add at C = 4 (rows of 2049-4096 vectors, blocks of
 //   544-1024 threads, the weight loaded late): at float32 hidden 16384 (1024
 //   threads, one block an SM) the prefetch ran 0.7-2.9% slower on an H100 and
@@ -1548,8 +1550,12 @@ WaveSplit split_a_wave_and_tail(int64_t rows, int c, int threads, bool add,
 //   0.6-9.4% faster at 133-1024 rows. Other widths there were mixed (hidden
 //   10240 2.6-8.2% slower at 512-2048 rows, 12288 3.9-6.4% faster there but
 //   1.8-4.5% slower at 200-256), and the latency build's one-wave batches were
-//   mostly faster at C = 2: they keep it.
-// Measured on sm_90 only (an H200); other archs keep C = 2.
+//   mostly faster at C = 2: the caller keeps C = 2 for them (on sm_90 no
+//   batch this rule takes is one wave of the latency build, whose 1024-thread
+//   blocks fit one an SM, but that rests on the builds' registers).
+// Widths past the L2 other than those (e.g. hidden 14336, or 3-6 warps at
+// C = 4 below hidden 4096) take it unmeasured. Measured on sm_90 only (an
+// H200); other archs keep C = 2.
 template <typename T>
 bool halves_planned(bool add, int c, int threads, bool past_l2, const DeviceLimits& device) {
   if (sizeof(T) != 2 || add || c != 2 || (threads / 32) % 2 != 0 || device.cc_major != 9) {
