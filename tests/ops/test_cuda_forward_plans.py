@@ -16,7 +16,9 @@ do 16-bit rows that fill their block in the latency build for the fused add at
 8 (1 or 2 vectors a thread), 16 and 32 warps and rms_norm at 8 warps of 1 vector
 a thread and at 32 (UNCHECKED_16_BIT below); every other row keeps them.
 Batches of more rows than the L2 holds take builds that prefetch rows ahead
-into the L2; they too must give the same bits. On sm_90 16-bit rms_norm rows
+into the L2 where an SM holds few warps of them (on sm_90 the 16-bit fused add
+there runs at 4 vectors a thread in the order of 2); they too must give the same
+bits. On sm_90 16-bit rms_norm rows
 that the plan gives 2 vectors a thread and an even warp count run at 4 in half
 the threads, adding in the same order, in such batches and in the occupancy
 build's batches of 32-warp blocks (HALVES_BATCH below). On sm_90+
@@ -161,21 +163,25 @@ def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) 
         assert_same_bits(forwards(x[one], r[one], w), [b[one] for b in batch], f"row {k} alone")
 
 
-# Batches whose rows are more than the L2 holds take the prefetching builds of
-# the occupancy kernel (RowPrefetch in rms_norm.cu): a fixed warp count (C = 1,
-# 2, 4), a runtime count that prefetches (the 16-bit fused add at 17 warps) and
-# builds that do not (16-bit rms_norm at 17 warps; the float32 fused add at
-# C = 4; on sm_90 16-bit rms_norm at an even warp count, 8 fixed or 24 at run
-# time, which runs in C = 2's order at C = 4). So on sm_90 no 16-bit rms_norm
-# C = 2 build prefetches: those kernels run only on other archs.
-PAST_L2 = [
-    (torch.bfloat16, 2048),
-    (torch.bfloat16, 4096),
-    (torch.bfloat16, 8200),
-    (torch.float16, 12288),  # C = 2, 24 warps: on sm_90 C = 4 at a runtime count of 12
-    (torch.float32, 2048),
-    (torch.float32, 16384),
-]
+# Batches whose rows are more than the L2 holds: past_l2_plan in rms_norm.cu
+# prefetches rows ahead into the L2 only where the occupancy build leaves an SM
+# at most 24 warps, and there runs the 16-bit fused add at an even warp count in
+# C = 2's order at C = 4 instead (on sm_90). Which builds those are follows from
+# their registers, so the kernels each case launches on sm_90 (ptxas of CUDA 13.0)
+# are listed: (rms_norm prefetches, the fused add prefetches, the fused add runs
+# in C = 2's order). 16-bit rms_norm at an even warp count runs in C = 2's order
+# there (halves_planned). Other archs check the bits only.
+PAST_L2 = {  # (dtype, hidden): on sm_90
+    (torch.bfloat16, 2048): (False, False, False),  # C = 1, 8 blocks of 8 warps an SM
+    (torch.bfloat16, 4096): (False, False, False),  # fused add: 4 blocks of 8 warps
+    (torch.bfloat16, 8200): (False, False, False),  # 17 warps: 3 / 2 blocks an SM
+    (torch.bfloat16, 10240): (False, False, True),  # fused add: one block of 20 warps
+    (torch.float16, 10240): (False, False, False),  # fused add: two blocks of 20 warps
+    (torch.float16, 12288): (False, False, True),  # fused add: one block of 24 warps
+    (torch.float32, 2048): (False, False, False),  # 8 blocks of 8 warps
+    (torch.float32, 10240): (True, False, False),  # one block of 20 warps (the add: C = 4)
+    (torch.float32, 16384): (False, False, False),  # one block of 32 warps
+}
 
 
 def halves_planned(dtype: torch.dtype, hidden: int, past_l2: bool) -> bool:
@@ -218,9 +224,9 @@ def single_pass_flags(call, index: int) -> list[bool]:
     return flags
 
 
-@pytest.mark.parametrize(("dtype", "hidden"), PAST_L2, ids=str)
+@pytest.mark.parametrize(("dtype", "hidden"), list(PAST_L2), ids=str)
 def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> None:
-    """A batch of twice the L2 (prefetching) against the same rows in batches of at
+    """A batch of twice the L2 (past_l2_plan) against the same rows in batches of at
     most one row per SM (the latency build, no prefetch): every bit the same, the
     rows near the end (which prefetch nothing) included."""
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
@@ -234,22 +240,22 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
         [torch.cat(parts) for parts in zip(*chunks, strict=True)], batch, f"{chunk}-row chunks"
     )
     assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
-
-    # A prefetch cannot change a result, so the bits alone do not show that the
-    # prefetching builds ran: the kernel names do. The 16-bit rms_norm at a
-    # runtime warp count (8200, 12288) has no prefetching build (its registers
-    # are capped at 32), the 16-bit rms_norm in C = 2's order does not prefetch
-    # (it measured faster without), and neither does the float32 fused add at
-    # 4 vectors a thread (16384; it measured slower with it).
-    halves = halves_planned(dtype, hidden, past_l2=True)
-    rms_prefetches = not halves and not (dtype.itemsize == 2 and hidden in (8200, 12288))
-    add_prefetches = not (dtype == torch.float32 and hidden == 16384)
-    assert single_pass_flags(forward_call(x, None, w), PREFETCH) == [rms_prefetches]
-    assert single_pass_flags(forward_call(x, None, w), HALVES) == [halves]
-    assert single_pass_flags(forward_call(x, r, w), PREFETCH) == [add_prefetches]
-    assert single_pass_flags(forward_call(x, r, w), HALVES) == [False]
     assert single_pass_flags(forward_call(x[:chunk], None, w), PREFETCH) == [False]
     assert single_pass_flags(forward_call(x[:chunk], r[:chunk], w), PREFETCH) == [False]
+    if torch.cuda.get_device_capability() != (9, 0):
+        return
+
+    # A prefetch cannot change a result, so the bits alone do not show which
+    # builds ran: the kernel names do.
+    rms_prefetches, add_prefetches, add_halves = PAST_L2[(dtype, hidden)]
+    assert single_pass_flags(forward_call(x, None, w), PREFETCH) == [rms_prefetches]
+    rms_halves = halves_planned(dtype, hidden, past_l2=True)
+    assert single_pass_flags(forward_call(x, None, w), HALVES) == [rms_halves]
+    add = single_pass_args(kernels_of(forward_call(x, r, w)))
+    assert len(add) == 1, add
+    assert (FLAG[add[0][PREFETCH]], FLAG[add[0][HALVES]]) == (add_prefetches, add_halves), add[0]
+    if add_halves:  # at a runtime warp count, 4 vectors a thread
+        assert (add[0][1], add[0][4]) == ("4", "0"), add[0]
 
 
 # 16-bit rms_norm rows of C = 2 blocks of 32 warps (hidden 16384) in a batch past

@@ -750,10 +750,11 @@ constexpr int single_pass_kernel_min_blocks() {
 // the L2 holds between calls, it cost up to 14% (NOTES.md, v13). 4 MB of reads
 // ahead (2 MB in each of x and the residual for the fused add), at most an
 // eighth of the L2. Measured on an H200 and an H100 (1.0-3.6% faster there),
-// not on GPUs with small L2s or before sm_80 (plain prefetch there). The
-// fused add at C = 4 does not prefetch (prefetch_built), nor does 16-bit
-// rms_norm where it runs in C = 2's order at C = 4 (halves_planned).
-// rows_below = 0: off.
+// not on GPUs with small L2s or before sm_80 (plain prefetch there). With
+// the kernels of v34 it pays on an H200 only where an SM holds few warps, and
+// past_l2_plan launches it only there; the fused add at C = 4 has no
+// prefetching build (prefetch_built), and 16-bit rms_norm in C = 2's order
+// at C = 4 (halves_planned) none either. rows_below = 0: off.
 struct RowPrefetch {
   int64_t rows_below = 0;
   int64_t bytes_ahead = 0;
@@ -890,7 +891,7 @@ __global__ void __launch_bounds__(
   // The guard tests threadIdx.x, not each vector's index: it is there for the
   // compiler (weight_guarded_build), and only a full row may skip the checks.
   static_assert(!kGuardWeight || (kFull && kEarlyWeight && kWarps > 0));
-  static_assert(!kHalves || (C == 4 && !kAdd && kWarps <= 16), "C = 2 blocks of up to 32 warps");
+  static_assert(!kHalves || (C == 4 && kWarps <= 16), "C = 2 blocks of up to 32 warps");
   __shared__ A scratch[2][32];
   const int nvec = hidden / V;
   const int stride = kWarps > 0 ? kWarps * 32 : static_cast<int>(blockDim.x);
@@ -940,7 +941,7 @@ __global__ void __launch_bounds__(
     A sum_sq{};
     A sum_hi{};  // kHalves: the second half's sum
     if constexpr (kHalves) {
-      sum_squares_halves</*kPairs=*/true, A, VecT, kFull>(
+      sum_squares_halves</*kPairs=*/!kAdd, A, VecT, kFull>(
           xv, nvec, stride, static_cast<int>(threadIdx.x), sum_sq, sum_hi);
     } else {
       sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A, VecT, C, kFull>(xv, nvec, stride,
@@ -1240,9 +1241,9 @@ bool launch_fixed_warps(int threads, bool full, const Go& go) {
   return false;
 }
 
-// Which builds prefetch when RowPrefetch::plan asks for it (the others run
-// without it at any batch size; 16-bit rms_norm in C = 2's order at C = 4,
-// launched by halves_planned, never does):
+// Which builds prefetch when past_l2_plan asks for it (the others run
+// without it at any batch size; neither kHalves build, launched by
+// halves_planned and past_l2_plan, ever does):
 // - not the fused add at C = 4 (rows of 2049-4096 vectors, blocks of
 //   544-1024 threads, the weight loaded late): at float32 hidden 16384 (1024
 //   threads, one block an SM) the prefetch ran 0.7-2.9% slower on an H100 and
@@ -1555,34 +1556,87 @@ WaveSplit split_a_wave_and_tail(int64_t rows, int c, int threads, bool add,
 //   blocks fit one an SM, but that rests on the builds' registers).
 // Widths past the L2 other than those (e.g. hidden 14336, or 3-6 warps at
 // C = 4 below hidden 4096) take it unmeasured. Measured on sm_90 only (an
-// H200); other archs keep C = 2.
+// H200); other archs keep C = 2. The fused add takes the same build past the
+// L2 where its C = 2 blocks leave an SM few warps (past_l2_plan).
 template <typename T>
-bool halves_planned(bool add, int c, int threads, bool past_l2, const DeviceLimits& device) {
-  if (sizeof(T) != 2 || add || c != 2 || (threads / 32) % 2 != 0 || device.cc_major != 9) {
-    return false;
-  }
-  return past_l2 || threads == kSinglePassMaxThreads;
+bool halves_built(int c, int threads, const DeviceLimits& device) {
+  return sizeof(T) == 2 && c == 2 && (threads / 32) % 2 == 0 && device.cc_major == 9;
 }
 
-// Launches the kHalves build for a C = 2 plan of 2 * threads threads.
 template <typename T>
-void launch_fwd_halves(T* out, const T* x, const T* weight, int64_t rows, int hidden,
-                       typename Acc<T>::type inv_h, typename Acc<T>::type e, unsigned grid,
-                       int threads, cudaStream_t stream) {
+bool halves_planned(bool add, int c, int threads, bool past_l2, const DeviceLimits& device) {
+  return !add && halves_built<T>(c, threads, device) &&
+         (past_l2 || threads == kSinglePassMaxThreads);
+}
+
+// Launches the kHalves build for a C = 2 plan of 2 * threads threads. The fused
+// add takes it only at runtime warp counts (past_l2_plan: 10 or 12 warps on
+// sm_90), so only that build of it is compiled.
+template <typename T, bool kAdd>
+void launch_fwd_halves(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
+                       int64_t rows, int hidden, typename Acc<T>::type inv_h,
+                       typename Acc<T>::type e, unsigned grid, int threads, cudaStream_t stream) {
   auto go = [&](auto kernel) {
-    kernel<<<grid, threads, 0, stream>>>(out, nullptr, x, nullptr, weight, rows, hidden, inv_h, e,
-                                         RowPrefetch{});
+    kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, hidden,
+                                         inv_h, e, RowPrefetch{});
   };
-  switch (threads / 32) {
-    case 4:
-      return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 4, false, false, true>);
-    case 8:
-      return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 8, false, false, true>);
-    case 16:
-      return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 16, false, false, true>);
-    default:
-      return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 0, false, false, true>);
+  if constexpr (kAdd) {
+    return go(rms_norm_fwd_single_pass_kernel<T, 4, true, false, 0, false, false, true>);
+  } else {
+    switch (threads / 32) {
+      case 4:
+        return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 4, false, false, true>);
+      case 8:
+        return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 8, false, false, true>);
+      case 16:
+        return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 16, false, false, true>);
+      default:
+        return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 0, false, false, true>);
+    }
   }
+}
+
+// Warps an SM holds of the kernel a plan's pick would launch in blocks of
+// `threads` (a multiple of 32).
+template <typename Pick>
+int warps_per_sm(int threads, const Pick& pick) {
+  return blocks_per_sm(picked_kernel(pick).kernel, threads, current_device()) * (threads / 32);
+}
+
+// What a batch past the L2 runs, besides 16-bit rms_norm in C = 2's order
+// (halves_planned): the L2 prefetch pays only where an SM holds few warps.
+// On an H200, each setting taking turns with the others in one process, bits
+// checked, 133-65536 rows x hidden 2048-16384 (NOTES.md v34):
+// - off, the occupancy builds were 1.9-7.9% faster at every width whose
+//   blocks leave an SM 28 warps or more (e.g. float32 rms_norm 65536 x 8192:
+//   1083.8 -> 1021.7 us; the bf16 fused add 65536 x 16384: 2196.4 -> 2038.2),
+//   v13's prefetch measured faster on an H200 and v14's on an H100 with the
+//   kernels of then;
+// - on, float32 rms_norm was 7.6-8.7% faster at hidden 10240 (one block of
+//   20 warps an SM) and 1.1-3.1% at 12288 (24), the bf16 fused add 0.8-1.8%
+//   at 10240 (20);
+// - the fp16 fused add at 10240 holds 20 warps with the prefetch (55
+//   registers) but 40 without (48): 6.1-7.8% faster without;
+// - the 16-bit fused add at 20 or 24 warps was fastest at C = 4 in C = 2's
+//   order (kHalves, 10 or 12 warps, no prefetch): 5.3-7.5% faster than with
+//   the prefetch at 10240 (bf16), 3.5-7.0% at 12288.
+// So: where the occupancy build without the prefetch leaves an SM at most
+// kFewWarpsPastL2 warps, the 16-bit fused add at an even warp count on sm_90
+// runs in C = 2's order at C = 4, and other builds prefetch if that costs no
+// warps; everything else runs the occupancy build without it. Measured on
+// sm_90 only (an H200, 2026-11-28); other archs apply the rule to their own
+// registers' occupancy, unmeasured.
+constexpr int kFewWarpsPastL2 = 24;
+
+enum class PastL2 { kPlain, kPrefetch, kHalves };
+
+template <typename T, typename PickPlain, typename PickPrefetch>
+PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device,
+                    const PickPlain& pick_plain, const PickPrefetch& pick_prefetch) {
+  const int plain = warps_per_sm(threads, pick_plain);
+  if (plain > kFewWarpsPastL2) return PastL2::kPlain;
+  if (add && halves_built<T>(c, threads, device)) return PastL2::kHalves;
+  return warps_per_sm(threads, pick_prefetch) == plain ? PastL2::kPrefetch : PastL2::kPlain;
 }
 
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
@@ -1656,10 +1710,24 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
         pick(std::true_type{}, std::false_type{}, probe);
       })) {
     if constexpr (sizeof(T) == 2) {
-      return launch_fwd_halves<T>(out, x, weight, rows, h, inv_h, e, grid, threads / 2, stream);
+      return launch_fwd_halves<T, false>(out, nullptr, x, nullptr, weight, rows, h, inv_h, e, grid,
+                                         threads / 2, stream);
     }
   }
-  if (past_l2) return pick(std::false_type{}, std::true_type{}, go);
+  if (past_l2) {
+    const PastL2 plan = past_l2_plan<T>(
+        residual != nullptr, c, threads, device,
+        [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); },
+        [&](const auto& probe) { pick(std::false_type{}, std::true_type{}, probe); });
+    if (plan == PastL2::kHalves) {
+      if constexpr (sizeof(T) == 2) {
+        return launch_fwd_halves<T, true>(out, residual_out, x, residual, weight, rows, h, inv_h, e,
+                                          grid, threads / 2, stream);
+      }
+    }
+    if (plan == PastL2::kPrefetch) return pick(std::false_type{}, std::true_type{}, go);
+    return pick(std::false_type{}, std::false_type{}, go);
+  }
   if (!std::is_same_v<T, double> && c >= 2 &&
       latency_build_in_one_wave(rows, threads, device.sm_count, [&](const auto& probe) {
         pick(std::true_type{}, std::false_type{}, probe);
