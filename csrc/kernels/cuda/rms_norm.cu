@@ -1605,27 +1605,27 @@ int warps_per_sm(int threads, const Pick& pick) {
 
 // What a batch past the L2 runs, besides 16-bit rms_norm in C = 2's order
 // (halves_planned): the L2 prefetch pays only where an SM holds few warps.
-// On an H200, each setting taking turns with the others in one process, bits
-// checked, 133-65536 rows x hidden 2048-16384 (NOTES.md v34):
-// - off, the occupancy builds were 1.9-7.9% faster at every width whose
-//   blocks leave an SM 28 warps or more (e.g. float32 rms_norm 65536 x 8192:
-//   1083.8 -> 1021.7 us; the bf16 fused add 65536 x 16384: 2196.4 -> 2038.2),
-//   v13's prefetch measured faster on an H200 and v14's on an H100 with the
-//   kernels of then;
-// - on, float32 rms_norm was 7.6-8.7% faster at hidden 10240 (one block of
-//   20 warps an SM) and 1.1-3.1% at 12288 (24), the bf16 fused add 0.8-1.8%
-//   at 10240 (20);
+// On an H200, the settings taking turns in one process, bits checked, rows
+// past the L2 of 1024-65536 x hidden 2048-16384 (NOTES.md v34):
+// - without it, every build whose blocks leave an SM 28 warps or more ran
+//   faster at every such shape measured: 0.2-7.9%, at least 1.5% from 2048
+//   rows (float32 rms_norm 65536 x 8192: 1083.8 -> 1021.7 us; the bf16 fused
+//   add 65536 x 16384: 2196.4 -> 2038.2). v13 (H200) and v14 (H100) had
+//   measured it faster with the kernels of then;
+// - with it, float32 rms_norm ran 7.6-8.7% faster at hidden 10240 (one block
+//   of 20 warps an SM) and 1.1-3.1% at 12288 (24 warps), the bf16 fused add
+//   0.8-1.8% at 10240 (20 warps);
 // - the fp16 fused add at 10240 holds 20 warps with the prefetch (55
-//   registers) but 40 without (48): 6.1-7.8% faster without;
+//   registers) but 40 without (48): 6.1-7.9% faster without;
 // - the 16-bit fused add at 20 or 24 warps was fastest at C = 4 in C = 2's
-//   order (kHalves, 10 or 12 warps, no prefetch): 5.3-7.5% faster than with
-//   the prefetch at 10240 (bf16), 3.5-7.0% at 12288.
-// So: where the occupancy build without the prefetch leaves an SM at most
-// kFewWarpsPastL2 warps, the 16-bit fused add at an even warp count on sm_90
-// runs in C = 2's order at C = 4, and other builds prefetch if that costs no
-// warps; everything else runs the occupancy build without it. Measured on
+//   order (kHalves: 10 or 12 warps, no prefetch): 5.3-7.5% faster than with
+//   the prefetch at 10240 (bf16), 2.1-7.0% at 12288.
+// So where the occupancy build without the prefetch leaves an SM at most
+// kFewWarpsPastL2 warps, the 16-bit fused add at an even warp count runs in
+// C = 2's order at C = 4 on sm_90, and the other builds prefetch if that costs
+// no warps; everything else runs the occupancy build without it. Measured on
 // sm_90 only (an H200, 2026-11-28); other archs apply the rule to their own
-// registers' occupancy, unmeasured.
+// builds' occupancy, unmeasured.
 constexpr int kFewWarpsPastL2 = 24;
 
 enum class PastL2 { kPlain, kPrefetch, kHalves };
