@@ -16,8 +16,9 @@ do 16-bit rows that fill their block in the latency build for the fused add at
 8 (1 or 2 vectors a thread), 16 and 32 warps and rms_norm at 8 warps of 1 vector
 a thread and at 32 (UNCHECKED_16_BIT below); every other row keeps them.
 Batches of more rows than the L2 holds take builds that prefetch rows ahead
-into the L2 where an SM holds few warps of them (on sm_90 the 16-bit fused add
-there runs at 4 vectors a thread in the order of 2); they too must give the same
+into the L2 where an SM holds few warps of them (rms_norm; on sm_90 the 16-bit
+fused add there runs at 4 vectors a thread in the order of 2 at an even warp
+count); they too must give the same
 bits. On sm_90 16-bit rms_norm rows
 that the plan gives 2 vectors a thread and an even warp count run at 4 in half
 the threads, adding in the same order, in such batches and in the occupancy
@@ -164,9 +165,9 @@ def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) 
 
 
 # Batches whose rows are more than the L2 holds: past_l2_plan in rms_norm.cu
-# prefetches rows ahead into the L2 only where the occupancy build leaves an SM
-# at most 24 warps, and there runs the 16-bit fused add at an even warp count in
-# C = 2's order at C = 4 instead (on sm_90). Which builds those are follows from
+# prefetches rows ahead into the L2 only for rms_norm where the occupancy build
+# leaves an SM at most 24 warps; there the 16-bit fused add at an even warp count
+# runs in C = 2's order at C = 4 (on sm_90), and otherwise goes without. Which builds those are follows from
 # their registers, so the kernels each case launches on sm_90 (ptxas of CUDA 13.0)
 # are listed: (rms_norm prefetches, the fused add prefetches, the fused add runs
 # in C = 2's order). 16-bit rms_norm at an even warp count runs in C = 2's order
@@ -176,9 +177,11 @@ PAST_L2 = {  # (dtype, hidden): on sm_90
     (torch.bfloat16, 4096): (False, False, False),  # fused add: 4 blocks of 8 warps
     (torch.bfloat16, 8200): (False, False, False),  # 17 warps: 3 / 2 blocks an SM
     (torch.bfloat16, 10240): (False, False, True),  # fused add: one block of 20 warps
+    (torch.bfloat16, 11200): (False, False, True),  # 22 warps, the row short of the block
     (torch.float16, 10240): (False, False, False),  # fused add: two blocks of 20 warps
     (torch.float16, 12288): (False, False, True),  # fused add: one block of 24 warps
     (torch.float32, 2048): (False, False, False),  # 8 blocks of 8 warps
+    (torch.float32, 6144): (False, False, False),  # the fused add: one block of 24 warps
     (torch.float32, 10240): (True, False, False),  # one block of 20 warps (the add: C = 4)
     (torch.float32, 16384): (False, False, False),  # one block of 32 warps
 }
@@ -227,8 +230,8 @@ def single_pass_flags(call, index: int) -> list[bool]:
 @pytest.mark.parametrize(("dtype", "hidden"), list(PAST_L2), ids=str)
 def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> None:
     """A batch of twice the L2 (past_l2_plan) against the same rows in batches of at
-    most one row per SM (the latency build, no prefetch): every bit the same, the
-    rows near the end (which prefetch nothing) included."""
+    most one row per SM (the latency build or its cluster split, no prefetch): every
+    bit the same, the rows near the end (which prefetch nothing) included."""
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     row_bytes = hidden * dtype.itemsize
     rows = 2 * props.L2_cache_size // row_bytes + 3

@@ -1543,8 +1543,8 @@ WaveSplit split_a_wave_and_tail(int64_t rows, int c, int threads, bool add,
 // bits, so the choice may follow the batch). On an H200, against the C = 2
 // kernels, every shape of 133-65536 rows x hidden 4096-16384 in one process
 // taking turns (NOTES.md v33):
-// - rows past the L2 (where C = 2 prefetches; C = 4 does not, which measured
-//   2.2-7.1% faster than with the prefetch): 2.8-7.9% faster at hidden 4096,
+// - rows past the L2 (against C = 2 with v33's prefetch; C = 4 without it
+//   measured 2.2-7.1% faster than with it): 2.8-7.9% faster at hidden 4096,
 //   8192, 12288 and 16384 (bf16 16384 x 16384: 279.3 -> 259.9 us), from
 //   1.1% slower to 0.5% faster at 10240 (20 warps at C = 2);
 // - the occupancy build's batches at C = 2 blocks of 32 warps (hidden 16384):
@@ -1570,7 +1570,7 @@ bool halves_planned(bool add, int c, int threads, bool past_l2, const DeviceLimi
 }
 
 // Launches the kHalves build for a C = 2 plan of 2 * threads threads. The fused
-// add takes it only at runtime warp counts (past_l2_plan: 10 or 12 warps on
+// add takes it only at runtime warp counts (past_l2_plan: 10-12 warps on
 // sm_90), so only that build of it is compiled.
 template <typename T, bool kAdd>
 void launch_fwd_halves(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
@@ -1614,18 +1614,21 @@ int warps_per_sm(int threads, const Pick& pick) {
 //   measured it faster with the kernels of then;
 // - with it, float32 rms_norm ran 7.6-8.7% faster at hidden 10240 (one block
 //   of 20 warps an SM) and 1.1-3.1% at 12288 (24 warps), the bf16 fused add
-//   0.8-1.8% at 10240 (20 warps);
+//   0.8-1.8% at 10240 (20 warps); but the fused add at 24 warps an SM ran
+//   faster without it (float32 6144: 3.9-5.9%; 16-bit 12288: 1.9-4.2%);
 // - the fp16 fused add at 10240 holds 20 warps with the prefetch (55
 //   registers) but 40 without (48): 6.1-7.9% faster without;
-// - the 16-bit fused add at 20 or 24 warps was fastest at C = 4 in C = 2's
-//   order (kHalves: 10 or 12 warps, no prefetch): 5.3-7.5% faster than with
-//   the prefetch at 10240 (bf16), 2.1-7.0% at 12288.
+// - where an SM holds 20 or 24 warps of it (bf16 10240, 16-bit 12288) the
+//   16-bit fused add was fastest at C = 4 in C = 2's order (kHalves: 10 or 12
+//   warps, no prefetch): 5.3-7.5% faster than with the prefetch at bf16
+//   10240, 2.1-7.0% at 12288.
 // So where the occupancy build without the prefetch leaves an SM at most
-// kFewWarpsPastL2 warps, the 16-bit fused add at an even warp count runs in
-// C = 2's order at C = 4 on sm_90, and the other builds prefetch if that costs
-// no warps; everything else runs the occupancy build without it. Measured on
-// sm_90 only (an H200, 2026-11-28); other archs apply the rule to their own
-// builds' occupancy, unmeasured.
+// kFewWarpsPastL2 warps, rms_norm prefetches if that costs no warps and the
+// 16-bit fused add at an even warp count runs in C = 2's order at C = 4 on
+// sm_90 (also at 22 warps, hidden 10760-11264: unmeasured); everything else,
+// the fused add included, runs the occupancy build without the prefetch.
+// Measured on sm_90 only (an H200, 2026-11-28); other archs apply the rule to
+// their own builds' occupancy, unmeasured.
 constexpr int kFewWarpsPastL2 = 24;
 
 enum class PastL2 { kPlain, kPrefetch, kHalves };
@@ -1635,7 +1638,7 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device,
                     const PickPlain& pick_plain, const PickPrefetch& pick_prefetch) {
   const int plain = warps_per_sm(threads, pick_plain);
   if (plain > kFewWarpsPastL2) return PastL2::kPlain;
-  if (add && halves_built<T>(c, threads, device)) return PastL2::kHalves;
+  if (add) return halves_built<T>(c, threads, device) ? PastL2::kHalves : PastL2::kPlain;
   return warps_per_sm(threads, pick_prefetch) == plain ? PastL2::kPrefetch : PastL2::kPlain;
 }
 
