@@ -303,11 +303,14 @@ int grid_for(int64_t work_items) {
 //   not at 131073-262144 (3.3-3.7% slower at three of its shapes) nor at
 //   524289-2^20 (1.5-3.1% slower); NOTES.md v28 and v29;
 // - past kWideMaxVectors (2^20: 16 MiB of output, 48 MiB with the input,
-//   about an H100's L2), 8-byte vectors again for the forward and the
-//   float32 backward: 0.4-1.3% faster in the forward at every such shape of
-//   the sweep (1024-65536 rows), 0.1-0.8% in the float32 backward; the 16-bit
-//   backward keeps 16-byte ones (8-byte: -0.2% to +0.3%, slower at 22 of 24
-//   shapes; NOTES.md, v23).
+//   about an H100's L2), 8-byte vectors again for the float32 backward
+//   (0.1-0.8% faster on an H100) and, on devices whose DRAM peaks below
+//   kFastDramBytesPerSecond, for the forward (0.4-1.3% faster at every such
+//   shape of an H100's sweep, 1024-65536 rows); the 16-bit backward keeps
+//   16-byte ones (8-byte: -0.2% to +0.3%, slower at 22 of 24 shapes; NOTES.md,
+//   v23). On an H200 the forward there is 2.3-9.2% faster in 16-byte vectors
+//   at every dtype and shape measured (NOTES.md, v35): its DRAM needs more
+//   bytes in flight a thread than the H100's to stay busy.
 // 4-byte launches are at most 65536 threads (256 blocks of kThreads).
 constexpr int64_t kNarrowMaxVectors = 2048;
 constexpr int64_t kNarrowBandMin = 8192, kNarrowBandMax = 16384;  // (min, max]: narrow
@@ -316,6 +319,30 @@ constexpr int64_t kFwd32MidBandMin = 262144, kFwd32MidBandMax = 524288;  // (min
 constexpr int64_t kMidMaxVectorsBwd16 = 65536;                           // 16-bit backward
 constexpr int64_t kMidMaxVectorsBwd32 = 262144;                          // float32 backward
 constexpr int64_t kWideMaxVectors = int64_t{1} << 20;                    // not the 16-bit backward
+// Between an H100 SXM's 3.35 TB/s (8-byte vectors faster past kWideMaxVectors)
+// and an H200's 4.8 (16-byte ones faster).
+constexpr double kFastDramBytesPerSecond = 4e12;
+
+// Whether the current device's DRAM peaks at kFastDramBytesPerSecond or more
+// (memory clock x bus width, two transfers a clock). Asked only by launches
+// past kWideMaxVectors; a thread-local cache of the last device keeps the
+// attribute queries off every later launch.
+bool current_dram_is_fast() {
+  thread_local int cached_device = -1;
+  thread_local bool cached_fast = false;
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  if (device != cached_device) {
+    int clock_khz = 0, bus_bits = 0;
+    check_cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device),
+               "cudaDeviceGetAttribute(MemoryClockRate)");
+    check_cuda(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device),
+               "cudaDeviceGetAttribute(GlobalMemoryBusWidth)");
+    cached_fast = 2.0 * clock_khz * 1e3 * bus_bits / 8 >= kFastDramBytesPerSecond;
+    cached_device = device;
+  }
+  return cached_fast;
+}
 
 enum class Direction { kForward, kBackward };
 
@@ -337,7 +364,9 @@ int vector_width(int64_t rows, int64_t d, bool aligned, Direction direction) {
     return kMid<T>;
   }
   const bool wide_band_ends = direction == Direction::kForward || sizeof(T) == 4;
-  return wide_band_ends && vectors > kWideMaxVectors ? kMid<T> : kWide;
+  if (!wide_band_ends || vectors <= kWideMaxVectors) return kWide;
+  const bool stays_wide = direction == Direction::kForward && current_dram_is_fast();
+  return stays_wide ? kWide : kMid<T>;
 }
 
 // Calls go(std::integral_constant<int, V>) for the width from vector_width.
