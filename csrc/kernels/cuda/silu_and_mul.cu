@@ -2,12 +2,12 @@
 //
 // Elementwise over [rows, d] outputs with inputs [rows, 2d]: a grid-strided
 // loop over 16-byte vectors when d and the pointers allow it (4- or 8-byte
-// vectors for small launches and 8-byte ones for the largest, vector_width),
-// scalars otherwise. At the sizes that fit in L2 the
-// kernel is bound by instructions and latency, not DRAM, so the path to each
-// thread's loads is kept short (32-bit indices with a multiply-shift division,
-// Index32) and the sigmoids of a vector are computed together (sigmoid_vec),
-// so their latencies overlap.
+// vectors for small launches, and 8-byte ones for the largest except the
+// forward on devices with fast DRAM; vector_width), scalars otherwise. At
+// the sizes that fit in L2 the kernel is bound by instructions and latency,
+// not DRAM, so the path to each thread's loads is kept short (32-bit indices
+// with a multiply-shift division, Index32) and the sigmoids of a vector are
+// computed together (sigmoid_vec), so their latencies overlap.
 #include <algorithm>
 #include <type_traits>
 
@@ -267,8 +267,8 @@ __global__ void silu_and_mul_bwd_kernel(T* __restrict__ grad_x, const T* __restr
 // One thread per work item, up to 2^21 blocks (2^29 threads); the
 // grid-strided loop covers larger launches (the misaligned, one-element
 // launches of about 2^30 items in test_cuda_either_side_of_the_index_width_switch
-// take it). The largest sweep launch, 65536 x 16384 float32 in 8-byte vectors,
-// is 2^21 blocks.
+// take it). The largest sweep launch, 65536 x 16384 float32 in 8-byte vectors
+// (the backward; the forward too where the DRAM is slow), is 2^21 blocks.
 // Capped at 65536 blocks, the loop made 65536-row launches up to 3.5% slower
 // on an H100 (fp32 backward 65536 x 16384: 7300.6 -> 7045.2 us, bf16
 // forward 65536 x 16384: 2148.5 -> 2101.3; NOTES.md, v16), where
@@ -283,7 +283,8 @@ int grid_for(int64_t work_items) {
 // The width of a launch, by its count of 16-byte vectors: on an H100 shapes
 // with the same count measured within 2% of each other whatever their rows and
 // hidden, but the best width differs by direction and dtype. Measured there
-// only (benchmarks/NOTES.md, v17), used on every arch; 4- against 8-byte
+// (benchmarks/NOTES.md, v17) and, past kWideMaxVectors, on an H200 (v35);
+// used on every arch; 4- against 8-byte
 // vectors at 1-128 rows, every power of two, and 8- against 16-byte ones:
 // - up to 2048 vectors (32 KB of output, bf16 1 x 16384) a launch is a small
 //   fraction of a wave and its time is one thread's chain of loads and
@@ -309,8 +310,8 @@ int grid_for(int64_t work_items) {
 //   shape of an H100's sweep, 1024-65536 rows); the 16-bit backward keeps
 //   16-byte ones (8-byte: -0.2% to +0.3%, slower at 22 of 24 shapes; NOTES.md,
 //   v23). On an H200 the forward there is 2.3-9.2% faster in 16-byte vectors
-//   at every dtype and shape measured (NOTES.md, v35): its DRAM needs more
-//   bytes in flight a thread than the H100's to stay busy.
+//   at every dtype and shape measured (NOTES.md, v35), presumably because its
+//   faster DRAM needs more bytes in flight a thread (not profiled).
 // 4-byte launches are at most 65536 threads (256 blocks of kThreads).
 constexpr int64_t kNarrowMaxVectors = 2048;
 constexpr int64_t kNarrowBandMin = 8192, kNarrowBandMax = 16384;  // (min, max]: narrow
@@ -319,14 +320,16 @@ constexpr int64_t kFwd32MidBandMin = 262144, kFwd32MidBandMax = 524288;  // (min
 constexpr int64_t kMidMaxVectorsBwd16 = 65536;                           // 16-bit backward
 constexpr int64_t kMidMaxVectorsBwd32 = 262144;                          // float32 backward
 constexpr int64_t kWideMaxVectors = int64_t{1} << 20;                    // not the 16-bit backward
-// Between an H100 SXM's 3.35 TB/s (8-byte vectors faster past kWideMaxVectors)
-// and an H200's 4.8 (16-byte ones faster).
+// Between an H100 SXM's 3.35 TB/s (2619000 kHz, 5120 bits as it reports them;
+// 8-byte vectors faster past kWideMaxVectors) and an H200's 4.81 (3201000 kHz,
+// 6016 bits; 16-byte ones faster). Only those two were measured: where
+// the line falls between them, and what newer, faster devices prefer, is not.
 constexpr double kFastDramBytesPerSecond = 4e12;
 
 // Whether the current device's DRAM peaks at kFastDramBytesPerSecond or more
-// (memory clock x bus width, two transfers a clock). Asked only by launches
-// past kWideMaxVectors; a thread-local cache of the last device keeps the
-// attribute queries off every later launch.
+// (memory clock x bus width, two transfers a clock). Asked only by forward
+// launches past kWideMaxVectors; a thread-local cache of the last device the
+// thread asked about keeps the attribute queries off later launches on it.
 bool current_dram_is_fast() {
   thread_local int cached_device = -1;
   thread_local bool cached_fast = false;
@@ -364,7 +367,7 @@ int vector_width(int64_t rows, int64_t d, bool aligned, Direction direction) {
     return kMid<T>;
   }
   const bool wide_band_ends = direction == Direction::kForward || sizeof(T) == 4;
-  if (!wide_band_ends || vectors <= kWideMaxVectors) return kWide;
+  if (!wide_band_ends || vectors <= kWideMaxVectors || kMid<T> == kWide) return kWide;
   const bool stays_wide = direction == Direction::kForward && current_dram_is_fast();
   return stays_wide ? kWide : kMid<T>;
 }
