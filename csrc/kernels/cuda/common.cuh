@@ -21,6 +21,13 @@ inline void check_cuda(cudaError_t err, const char* what) {
   }
 }
 
+// The device launches go to (the ops set it to their tensors' device first).
+inline int current_device() {
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  return device;
+}
+
 // Every launch is followed by this: a bad configuration must surface as a
 // Python exception, not as a silently skipped kernel.
 inline void check_launch(const char* kernel) {

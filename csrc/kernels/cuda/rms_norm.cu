@@ -162,12 +162,6 @@ int blocks_per_sm(const void* kernel, int threads, int device, int64_t smem_byte
   return blocks;
 }
 
-int current_device() {
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  return device;
-}
-
 // The current device's limits, on every forward launch: a thread-local cache
 // of the last device keeps the mutex and map of device_limits off that path.
 const DeviceLimits& current_limits() {

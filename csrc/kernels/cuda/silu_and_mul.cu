@@ -333,8 +333,7 @@ constexpr double kFastDramBytesPerSecond = 4e12;
 bool current_dram_is_fast() {
   thread_local int cached_device = -1;
   thread_local bool cached_fast = false;
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  const int device = current_device();
   if (device != cached_device) {
     int clock_khz = 0, bus_bits = 0;
     check_cuda(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device),
