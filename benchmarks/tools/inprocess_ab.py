@@ -16,13 +16,16 @@ fastest turn.
     times = fastest_turns(lambda: graph_us(call, calls), SETTINGS, turn_order(SETTINGS, 2))
     relative(times)  # {"late": +0.7}: percent against the first setting
 
-The first setting is the baseline, usually `{}` (the shipped plan). Every function leaves
-the switches as it found them. Pure Python and torch tensors, so the logic is tested on the
-CPU (tests/pipeline/test_benchmark_tools.py); the timing itself happens on the GPU machine.
+The first setting is the baseline, usually `{}` (the shipped plan). Every function but
+`use` leaves the switches as it found them, also when it raises. `fastest_turns` takes any
+order (exp52's base, late, late, base, base, late as well as `turn_order`'s). Pure Python
+and torch tensors, so the logic is tested on the CPU (tests/pipeline/test_inprocess_ab.py);
+the timing itself happens on the GPU machine.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,6 +36,8 @@ Settings = Mapping[str, Mapping[str, str]]  # setting name -> environment switch
 
 def switches(settings: Settings) -> list[str]:
     """Every variable any setting sets, sorted: what `use` clears before setting its own."""
+    if not settings:
+        raise ValueError("no settings: the first one is the baseline, so give at least one")
     return sorted({name for env in settings.values() for name in env})
 
 
@@ -72,31 +77,53 @@ def turn_order(names: Sequence[str] | Settings, rounds: int) -> list[str]:
 
 
 def as_outputs(result: Any) -> tuple[Any, ...]:
-    """An op's result as a tuple of tensors (one tensor, or a tuple or list of them)."""
+    """An op's result as a tuple (one tensor, or a tuple or list of tensors or None)."""
     return tuple(result) if isinstance(result, (tuple, list)) else (result,)
 
 
-def same_bits(got: Any, expected: Any) -> bool:
-    """Equal shape, dtype and bits: -0.0 differs from 0.0, and NaNs compare by payload."""
+def _bits(t: Any) -> Any:
+    """t's bits as integers of its element size (conjugate and negative views resolved
+    first: a lazy view's bits are not its values')."""
     import torch
 
+    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    t = t.resolve_conj().resolve_neg().contiguous()
+    if t.is_complex():
+        t = torch.view_as_real(t)
+    if t.element_size() not in ints:
+        raise TypeError(f"cannot compare the bits of {t.dtype} tensors")
+    return t.view(ints[t.element_size()])
+
+
+def same_bits(got: Any, expected: Any) -> bool:
+    """Equal shape, dtype and bits: -0.0 differs from 0.0, and NaNs compare by payload.
+    None equals only None (an op's absent output)."""
+    import torch
+
+    if got is None or expected is None:
+        return got is None and expected is None
     if got.shape != expected.shape or got.dtype != expected.dtype:
         return False
-    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-    view = ints[got.element_size()]
-    return torch.equal(got.contiguous().view(view), expected.contiguous().view(view))
+    return torch.equal(_bits(got), _bits(expected))
+
+
+def _kept(result: Any) -> tuple[Any, ...]:
+    """The outputs, copied: a call that reuses its output buffers (a CUDA graph's static
+    outputs, an out= op) would otherwise be compared with itself."""
+    return tuple(None if t is None else t.clone() for t in as_outputs(result))
 
 
 def check_same_outputs(call: Callable[[], Any], settings: Settings, label: str = "") -> None:
     """Run `call` under each setting; raise AssertionError if any output's bits differ from
-    the first setting's (or the outputs differ in number), naming the setting and output."""
+    the first setting's (or the outputs differ in number), naming the setting and output.
+    `call` must not change its own inputs: every setting has to see the same ones."""
     names = list(settings)
     with switches_restored(settings):
         use(settings, names[0])
-        reference = as_outputs(call())
+        reference = _kept(call())
         for name in names[1:]:
             use(settings, name)
-            got = as_outputs(call())
+            got = _kept(call())
             where = f"{label}: " if label else ""
             if len(got) != len(reference):
                 raise AssertionError(
@@ -113,7 +140,9 @@ def fastest_turns(
     time_call: Callable[[], float], settings: Settings, order: Sequence[str]
 ) -> dict[str, float]:
     """Each setting's fastest time over its turns in `order` (time_call times the active
-    setting once; it is called once a turn). Keys in the settings' own order."""
+    setting once; it is called once a turn). Keys in the settings' own order. A time
+    that is not a positive finite number stops it: min() would keep or drop a NaN by
+    where it fell in the order."""
     unknown = [name for name in order if name not in settings]
     if unknown:
         raise KeyError(f"order names settings that do not exist: {unknown}")
@@ -125,6 +154,8 @@ def fastest_turns(
         for name in order:
             use(settings, name)
             t = time_call()
+            if not (math.isfinite(t) and t > 0):
+                raise ValueError(f"{name}'s turn timed {t!r}: not a positive finite time")
             best[name] = min(best.get(name, t), t)
     return {name: best[name] for name in settings}
 
@@ -135,4 +166,6 @@ def relative(times: Mapping[str, float], base: str | None = None) -> dict[str, f
     base = names[0] if base is None else base
     if base not in times:
         raise KeyError(f"no time for the base setting {base!r}")
+    if not times[base] > 0:
+        raise ValueError(f"the base setting's time is {times[base]!r}: nothing to compare with")
     return {n: 100.0 * (times[n] / times[base] - 1.0) for n in names if n != base}

@@ -67,8 +67,8 @@ def test_use_of_an_unknown_setting_names_the_known_ones() -> None:
         ab.use(SETTINGS, "three")
 
 
-def test_switches_are_restored_when_the_block_raises() -> None:
-    os.environ[SWITCH] = "before"
+def test_switches_are_restored_when_the_block_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SWITCH, "before")
     with pytest.raises(RuntimeError), ab.switches_restored(SETTINGS):
         ab.use(SETTINGS, "two")
         raise RuntimeError
@@ -90,11 +90,23 @@ def test_same_bits_tells_signed_zeros_and_nan_payloads_apart(dtype: torch.dtype)
     assert not ab.same_bits(nan, other_nan.view(dtype))
 
 
-def test_same_bits_refuses_other_shapes_and_dtypes_and_reads_views() -> None:
+def test_same_bits_refuses_other_shapes_and_dtypes() -> None:
     x = torch.randn(4, 6)
     assert not ab.same_bits(x, x.reshape(6, 4))
     assert not ab.same_bits(x, x.double())
-    assert ab.same_bits(x.t(), x.t().contiguous())  # a strided view, compared by value bits
+    ones = torch.ones(8, dtype=torch.bfloat16)
+    as_half = ones.view(torch.int16).view(torch.float16)  # the same 16 bits as a half
+    assert not ab.same_bits(ones, as_half)
+    assert ab.same_bits(x.t(), x.t().contiguous())
+
+
+def test_same_bits_reads_lazy_conjugates_and_absent_outputs() -> None:
+    z = torch.complex(torch.randn(5), torch.randn(5))
+    assert ab.same_bits(z.conj(), z.conj().resolve_conj())  # a lazy conjugate, as its values
+    assert not ab.same_bits(z.conj(), z)
+    x = torch.randn(5)
+    assert ab.same_bits(None, None)
+    assert not ab.same_bits(x, None) and not ab.same_bits(None, x)
 
 
 def rms_call() -> tuple[torch.Tensor, torch.Tensor]:
@@ -115,6 +127,34 @@ def test_an_output_that_moved_names_the_setting_and_the_output() -> None:
     with pytest.raises(AssertionError, match="fp32 4x16: two's output 1 differs from base's"):
         ab.check_same_outputs(rms_call, SETTINGS, label="fp32 4x16")
     assert SWITCH not in os.environ and OTHER not in os.environ
+
+
+def test_outputs_written_into_the_same_buffer_are_compared_as_they_were() -> None:
+    # A call that returns one buffer it overwrites (a CUDA graph's static output, an out=
+    # op): without a copy of the first setting's output, it would be compared with itself.
+    buffer = torch.zeros(4)
+
+    def call() -> torch.Tensor:
+        buffer.fill_(2.0 if os.environ.get(SWITCH) == "1" else 1.0)
+        return buffer
+
+    with pytest.raises(AssertionError, match="one's output 0 differs"):
+        ab.check_same_outputs(call, {"base": {}, "one": {SWITCH: "1"}})
+
+
+def test_an_absent_output_is_compared_too() -> None:
+    def call() -> tuple[torch.Tensor, torch.Tensor | None]:
+        x = torch.ones(3)
+        return x, (x if os.environ.get(SWITCH) == "1" else None)
+
+    ab.check_same_outputs(call, {"base": {}, "two": {SWITCH: "2"}})
+    with pytest.raises(AssertionError, match="one's output 1 differs"):
+        ab.check_same_outputs(call, {"base": {}, "one": {SWITCH: "1"}})
+
+
+def test_no_settings_is_refused() -> None:
+    with pytest.raises(ValueError, match="no settings"):
+        ab.check_same_outputs(lambda: torch.ones(1), {})
 
 
 def test_a_setting_with_another_number_of_outputs_is_refused() -> None:
@@ -146,6 +186,33 @@ def test_each_setting_keeps_its_fastest_turn_run_under_its_own_switches() -> Non
     assert ab.relative(times, base="one") == pytest.approx({"base": 60.0, "two": 180.0})
 
 
+def test_switches_are_restored_when_a_turn_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(OTHER, "before")
+    turns: list[str] = []
+
+    def time_call() -> float:
+        turns.append(active_switch := os.environ.get(SWITCH, ""))
+        if active_switch == "2":
+            raise RuntimeError("the device went away")
+        return 1.0
+
+    with pytest.raises(RuntimeError, match="went away"):
+        ab.fastest_turns(time_call, SETTINGS, ab.turn_order(SETTINGS, 1))
+    assert turns == ["", "1", "2"]
+    assert os.environ[OTHER] == "before" and SWITCH not in os.environ
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.0, -1.0])
+def test_a_time_that_is_not_a_positive_finite_number_is_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match="one's turn timed"):
+        ab.fastest_turns(
+            lambda: bad if os.environ.get(SWITCH) == "1" else 1.0,
+            SETTINGS,
+            ab.turn_order(SETTINGS, 1),
+        )
+    assert SWITCH not in os.environ and OTHER not in os.environ
+
+
 def test_an_order_that_skips_or_invents_a_setting_is_refused() -> None:
     with pytest.raises(ValueError, match=r"settings without a turn: \['two'\]"):
         ab.fastest_turns(lambda: 1.0, SETTINGS, ["base", "one"])
@@ -153,3 +220,5 @@ def test_an_order_that_skips_or_invents_a_setting_is_refused() -> None:
         ab.fastest_turns(lambda: 1.0, SETTINGS, ["base", "one", "two", "three"])
     with pytest.raises(KeyError, match="base setting 'nope'"):
         ab.relative({"base": 1.0}, base="nope")
+    with pytest.raises(ValueError, match="nothing to compare with"):
+        ab.relative({"base": 0.0, "one": 1.0})
