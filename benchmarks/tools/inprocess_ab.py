@@ -81,18 +81,12 @@ def as_outputs(result: Any) -> tuple[Any, ...]:
     return tuple(result) if isinstance(result, (tuple, list)) else (result,)
 
 
-def _bits(t: Any) -> Any:
-    """t's bits as integers of its element size (conjugate and negative views resolved
-    first: a lazy view's bits are not its values')."""
+def _bytes(t: Any) -> Any:
+    """t's raw bytes, as benchmarks/tools/same_bits.py hashes them (conjugate and negative
+    views resolved first: a lazy view's bytes are not its values')."""
     import torch
 
-    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-    t = t.resolve_conj().resolve_neg().contiguous()
-    if t.is_complex():
-        t = torch.view_as_real(t)
-    if t.element_size() not in ints:
-        raise TypeError(f"cannot compare the bits of {t.dtype} tensors")
-    return t.view(ints[t.element_size()])
+    return t.resolve_conj().resolve_neg().contiguous().reshape(-1).view(torch.uint8)
 
 
 def same_bits(got: Any, expected: Any) -> bool:
@@ -104,7 +98,7 @@ def same_bits(got: Any, expected: Any) -> bool:
         return got is None and expected is None
     if got.shape != expected.shape or got.dtype != expected.dtype:
         return False
-    return torch.equal(_bits(got), _bits(expected))
+    return torch.equal(_bytes(got), _bytes(expected))
 
 
 def _kept(result: Any) -> tuple[Any, ...]:
