@@ -42,15 +42,25 @@ def reaches_kernel_misaligned(x: torch.Tensor, call) -> None:
     assert not copies, f"the op copied its misaligned input before the kernel: {copies}"
 
 
-def rows_past_the_l2() -> None:
-    """The forward's builds that prefetch rows ahead into the L2: bf16 rows past it."""
-    row_bytes = 4096 * 2
+def norms_past_the_l2(dtype: torch.dtype, hidden: int) -> None:
+    """The forward's builds for rows past the L2: those that prefetch rows ahead, and on
+    sm_90 rms_norm's evict_last reads of x with the last rows' lines set back to normal
+    (bf16 4096: C = 4 in C = 2's order; float32 2048: C = 2)."""
+    row_bytes = hidden * dtype.itemsize
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     rows = props.L2_cache_size * 5 // 4 // row_bytes + 1
-    x = torch.randn(rows, 4096, dtype=torch.bfloat16, device="cuda")
-    w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")
+    x = torch.randn(rows, hidden, dtype=dtype, device="cuda")
+    w = torch.randn(hidden, dtype=dtype, device="cuda")
     fusedops.rms_norm(x, w)
     fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
+
+
+def rows_past_the_l2() -> None:
+    norms_past_the_l2(torch.bfloat16, 4096)
+
+
+def float32_rows_past_the_l2() -> None:
+    norms_past_the_l2(torch.float32, 2048)
 
 
 def held_split_launch() -> None:
@@ -68,6 +78,7 @@ def held_split_launch() -> None:
 ONE_DTYPE_PARTS: dict[str, tuple[Callable[[], None], ...]] = {
     "bfloat16": (rows_past_the_l2,),
     "float16": (held_split_launch,),
+    "float32": (float32_rows_past_the_l2,),
 }
 
 

@@ -169,20 +169,22 @@ def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) 
 # runs in C = 2's order at C = 4 (on sm_90), and the fused add never prefetches.
 # Which builds those are follows from their registers, so the kernels each case
 # launches on sm_90 (ptxas of CUDA 13.0) are listed: (rms_norm prefetches, the
-# fused add runs in C = 2's order). 16-bit rms_norm at an even warp count runs in
-# C = 2's order there (halves_planned). Other archs check the bits only.
+# fused add runs in C = 2's order, rms_norm reads x evict_last). 16-bit rms_norm at
+# an even warp count runs in C = 2's order there (halves_planned); rms_norm reads x
+# evict_last at C >= 2 in blocks of fewer than 1024 threads where it does not
+# prefetch (evict_last_x_planned). Other archs check the bits only.
 PAST_L2 = {  # (dtype, hidden): on sm_90
-    (torch.bfloat16, 2048): (False, False),  # C = 1, 8 blocks of 8 warps an SM
-    (torch.bfloat16, 4096): (False, False),  # fused add: 4 blocks of 8 warps
-    (torch.bfloat16, 8200): (False, False),  # 17 warps: 3 / 2 blocks an SM
-    (torch.bfloat16, 10240): (False, True),  # fused add: one block of 20 warps
-    (torch.bfloat16, 11200): (False, True),  # 22 warps, the row short of the block
-    (torch.float16, 10240): (False, False),  # fused add: two blocks of 20 warps
-    (torch.float16, 12288): (False, True),  # fused add: one block of 24 warps
-    (torch.float32, 2048): (False, False),  # 8 blocks of 8 warps
-    (torch.float32, 6144): (False, False),  # the fused add: one block of 24 warps
-    (torch.float32, 10240): (True, False),  # one block of 20 warps (the add: C = 4)
-    (torch.float32, 16384): (False, False),  # one block of 32 warps
+    (torch.bfloat16, 2048): (False, False, False),  # C = 1, 8 blocks of 8 warps an SM
+    (torch.bfloat16, 4096): (False, False, True),  # fused add: 4 blocks of 8 warps
+    (torch.bfloat16, 8200): (False, False, True),  # 17 warps: 3 / 2 blocks an SM
+    (torch.bfloat16, 10240): (False, True, True),  # fused add: one block of 20 warps
+    (torch.bfloat16, 11200): (False, True, True),  # 22 warps, the row short of the block
+    (torch.float16, 10240): (False, False, True),  # fused add: two blocks of 20 warps
+    (torch.float16, 12288): (False, True, True),  # fused add: one block of 24 warps
+    (torch.float32, 2048): (False, False, True),  # 8 blocks of 8 warps
+    (torch.float32, 6144): (False, False, True),  # the fused add: one block of 24 warps
+    (torch.float32, 10240): (True, False, False),  # one block of 20 warps (the add: C = 4)
+    (torch.float32, 16384): (False, False, False),  # one block of 32 warps
 }
 
 
@@ -201,8 +203,9 @@ FLAG = {"true": True, "1": True, "false": False, "0": False}
 
 
 def single_pass_args(names: list[str]) -> list[list[str]]:
-    """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch, kHalves> of each
-    single-pass forward kernel among `names` (kernels_of's demangled names)."""
+    """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch, kHalves,
+    kEvictLastX> of each single-pass forward kernel among `names` (kernels_of's demangled
+    names)."""
     found = (SINGLE_PASS.search(name) for name in names)
     return [[arg.strip() for arg in m.group(1).split(",")] for m in found if m]
 
@@ -211,12 +214,13 @@ def single_pass_args(names: list[str]) -> list[list[str]]:
 FEW_ROWS = 3
 PREFETCH = 6
 HALVES = 7
+EVICT_LAST_X = 8
 
 
 def single_pass_flags(call, index: int) -> list[bool]:
     """One bool template argument (FEW_ROWS: kFewRows, the latency build; PREFETCH:
-    kPrefetch; HALVES: kHalves) of each single-pass forward kernel `call` launches, from the demangled
-    names torch.profiler records."""
+    kPrefetch; HALVES: kHalves; EVICT_LAST_X: kEvictLastX) of each single-pass forward
+    kernel `call` launches, from the demangled names torch.profiler records."""
     names = kernels_of(call)
     flags = []
     for args in single_pass_args(names):
@@ -242,20 +246,23 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
         [torch.cat(parts) for parts in zip(*chunks, strict=True)], batch, f"{chunk}-row chunks"
     )
     assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
-    assert single_pass_flags(forward_call(x[:chunk], None, w), PREFETCH) == [False]
-    assert single_pass_flags(forward_call(x[:chunk], r[:chunk], w), PREFETCH) == [False]
+    for flag in (PREFETCH, EVICT_LAST_X):
+        assert single_pass_flags(forward_call(x[:chunk], None, w), flag) == [False]
+        assert single_pass_flags(forward_call(x[:chunk], r[:chunk], w), flag) == [False]
     if torch.cuda.get_device_capability() != (9, 0):
         return
 
-    # A prefetch cannot change a result, so the bits alone do not show which
-    # builds ran: the kernel names do.
-    rms_prefetches, add_halves = PAST_L2[(dtype, hidden)]
+    # A prefetch or a cache policy cannot change a result, so the bits alone do not
+    # show which builds ran: the kernel names do.
+    rms_prefetches, add_halves, rms_evict_last = PAST_L2[(dtype, hidden)]
     assert single_pass_flags(forward_call(x, None, w), PREFETCH) == [rms_prefetches]
     rms_halves = halves_planned(dtype, hidden, past_l2=True)
     assert single_pass_flags(forward_call(x, None, w), HALVES) == [rms_halves]
+    assert single_pass_flags(forward_call(x, None, w), EVICT_LAST_X) == [rms_evict_last]
     add = single_pass_args(kernels_of(forward_call(x, r, w)))
     assert len(add) == 1, add
     assert (FLAG[add[0][PREFETCH]], FLAG[add[0][HALVES]]) == (False, add_halves), add[0]
+    assert not FLAG[add[0][EVICT_LAST_X]], add[0]
     if add_halves:  # at a runtime warp count, 4 vectors a thread
         assert (add[0][1], add[0][4]) == ("4", "0"), add[0]
 

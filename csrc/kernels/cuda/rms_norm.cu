@@ -50,6 +50,7 @@
 // of one block writes the gradient itself.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -749,9 +750,12 @@ constexpr int single_pass_kernel_min_blocks() {
 // past_l2_plan launches it only there; the fused add at C = 4 has no
 // prefetching build (prefetch_built), and 16-bit rms_norm in C = 2's order
 // at C = 4 (halves_planned) none either. rows_below = 0: off.
+// demote_from: the first row whose x lines an evict_last build (kEvictLastX)
+// sets back to evict_normal once summed, the rows within one L2 of the end.
 struct RowPrefetch {
   int64_t rows_below = 0;
   int64_t bytes_ahead = 0;
+  int64_t demote_from = 0;
 
   static constexpr int64_t kAheadBytes = int64_t{4} << 20;
 
@@ -761,7 +765,8 @@ struct RowPrefetch {
     if (l2_bytes <= 0 || rows * read_per_row <= l2_bytes) return {};
     const int64_t ahead = std::min(kAheadBytes, l2_bytes / 8);
     const int64_t ahead_rows = std::max<int64_t>(1, ahead / read_per_row);
-    return {rows - ahead_rows, ahead_rows * row_bytes};
+    const int64_t l2_rows = (l2_bytes + read_per_row - 1) / read_per_row;
+    return {rows - ahead_rows, ahead_rows * row_bytes, std::max<int64_t>(0, rows - l2_rows)};
   }
 };
 
@@ -797,6 +802,47 @@ __device__ __forceinline__ void demote_l2(const void* p, unsigned bytes) {
     asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(line));
   }
 #endif
+}
+
+// x past the L2 read as inductor's rms_norm reads it (ncu, NOTES.md v37): a 16-byte
+// load whose line the L2 marks evict_last, so the L2 evicts the output's dirty
+// lines before x's clean ones (a reading of the counters, not a documented
+// rule). With that alone the kHalves builds and float32's C = 2 and C = 4
+// builds ran 1.9-4.7% faster past the L2 on an H200 (bf16 65536 x 8192: 522.5
+// -> 500.0 us; ncu: the DRAM at 89.5% of its peak instead of 85.6%, the same
+// bytes), but left x's last lines pinned: four copies of a 12 MiB buffer after
+// it took 25.2 us instead of 23.3. demote_from sets the rows within one L2 of
+// the end back to evict_normal (demote_l2): that kept most of the gain (bf16
+// 65536 x 8192: -4.3%) and the copies at 23.3 us, where demoting every row
+// kept at most 3.5% (none at 16-bit hidden 16384). Before sm_80 (no cache
+// policies) a plain load.
+template <typename VecT>
+__device__ __forceinline__ VecT load_evict_last(const VecT* p) {
+  static_assert(sizeof(VecT) == 16, "16-byte vectors");
+#if __CUDA_ARCH__ >= 800
+  uint4 r;
+  asm("{\n\t.reg .b64 policy;\n\t"
+      "createpolicy.fractional.L2::evict_last.b64 policy, 1.0;\n\t"
+      "ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], policy;\n\t}"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+  VecT v;
+  memcpy(&v, &r, sizeof(v));
+  return v;
+#else
+  return *p;
+#endif
+}
+
+// The weight through the read-only path: with the inline asm above in the
+// kernel, nvcc no longer infers ld.global.nc for it (as with the prefetch, v13).
+template <typename VecT>
+__device__ __forceinline__ VecT load_read_only(const VecT* p) {
+  static_assert(sizeof(VecT) == 16, "16-byte vectors");
+  const uint4 r = __ldg(reinterpret_cast<const uint4*>(p));
+  VecT v;
+  memcpy(&v, &r, sizeof(v));
+  return v;
 }
 
 // The 16-bit 8-warp blocks whose latency build runs unchecked (kFull; see
@@ -867,8 +913,10 @@ constexpr int single_pass_max_threads() {
 // vectors are in the row, so nothing is bounds-checked (fixed_warps_built).
 // kHalves: C = 4 adding in the order of C = 2 at twice the threads
 // (sum_squares_halves), so a plan may run a C = 2 row as either.
+// kEvictLastX (rms_norm past the L2, evict_last_x_planned): x read evict_last
+// (load_evict_last), and rows from prefetch.demote_from set back to normal.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch,
-          bool kHalves = false>
+          bool kHalves = false, bool kEvictLastX = false>
 __global__ void __launch_bounds__(
     single_pass_max_threads<T, C, kAdd, kFewRows, kWarps, kFull>(),
     single_pass_kernel_min_blocks<T, C, kAdd, kFewRows, kFull, kPrefetch>())
@@ -886,6 +934,7 @@ __global__ void __launch_bounds__(
   // compiler (weight_guarded_build), and only a full row may skip the checks.
   static_assert(!kGuardWeight || (kFull && kEarlyWeight && kWarps > 0));
   static_assert(!kHalves || (C == 4 && kWarps <= 16), "C = 2 blocks of up to 32 warps");
+  static_assert(!kEvictLastX || (!kAdd && !kPrefetch && !kFewRows), "rms_norm past the L2");
   __shared__ A scratch[2][32];
   const int nvec = hidden / V;
   const int stride = kWarps > 0 ? kWarps * 32 : static_cast<int>(blockDim.x);
@@ -900,12 +949,16 @@ __global__ void __launch_bounds__(
     for (int c = 0; c < C; ++c) {
       const int i = threadIdx.x + c * stride;
       if (kFull || i < nvec) {
-        xv[c] = xr[i];
+        xv[c] = kEvictLastX ? load_evict_last(xr + i) : xr[i];
         if constexpr (kAdd) rv[c] = reinterpret_cast<const VecT*>(residual + offset)[i];
-        if constexpr (kEarlyWeight && !kGuardWeight) wv[c] = w[i];
+        if constexpr (kEarlyWeight && !kGuardWeight) {
+          wv[c] = kEvictLastX ? load_read_only(w + i) : w[i];
+        }
       }
       if constexpr (kGuardWeight) {
-        if (static_cast<int>(threadIdx.x) < nvec) wv[c] = w[i];  // always: the row is full
+        if (static_cast<int>(threadIdx.x) < nvec) {  // always: the row is full
+          wv[c] = kEvictLastX ? load_read_only(w + i) : w[i];
+        }
       }
     }
     if constexpr (kPrefetch) {
@@ -941,6 +994,9 @@ __global__ void __launch_bounds__(
       sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A, VecT, C, kFull>(xv, nvec, stride,
                                                                      static_cast<int>(threadIdx.x));
     }
+    if constexpr (kEvictLastX) {
+      if (row >= prefetch.demote_from) demote_l2(xr, hidden * sizeof(T));
+    }
     if constexpr (kPrefetch) {
       // The row's loads are done (their values summed): its lines, which a
       // block further back prefetched as evict_last, go back to normal.
@@ -963,7 +1019,7 @@ __global__ void __launch_bounds__(
         if constexpr (kEarlyWeight) {
           keep_packed(wv[c]);
         } else {
-          wv[c] = w[i];
+          wv[c] = kEvictLastX ? load_read_only(w + i) : w[i];
         }
         outr[i] = normed(xv[c], rstd, wv[c]);
       }
@@ -1217,18 +1273,23 @@ constexpr bool fixed_warps_built(int warps) {
 // the block and one is built, else the checked fixed-count build if built.
 // go(kernel, late_weight): late_weight says whether that kernel loads its
 // weight after the reduction (late_weight_build).
-template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, int kWarps, typename Go>
+template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, int kWarps, bool kEvictLastX,
+          typename Go>
 bool launch_fixed_warps(int threads, bool full, const Go& go) {
   if (threads != kWarps * 32) return false;
+  // evict_last_x_planned never takes 1024-thread blocks: no such build
+  if constexpr (kEvictLastX && kWarps * 32 >= kSinglePassMaxThreads) return false;
   if constexpr (fixed_warps_built<T, C, kAdd, true, kFewRows>(kWarps)) {
     if (full) {
-      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true, kPrefetch>,
+      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true, kPrefetch, false,
+                                         kEvictLastX>,
          late_weight_build<T, C, kAdd, kFewRows, kWarps, true>());
       return true;
     }
   }
   if constexpr (fixed_warps_built<T, C, kAdd, false, kFewRows>(kWarps)) {
-    go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false, kPrefetch>,
+    go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false, kPrefetch, false,
+                                       kEvictLastX>,
        late_weight_build<T, C, kAdd, kFewRows, kWarps, false>());
     return true;
   }
@@ -1254,17 +1315,19 @@ constexpr bool prefetch_built(bool runtime_warps) {
 }
 
 // full: the row fills the block (vectors == C x threads).
-template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, typename Go>
+template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, bool kEvictLastX = false,
+          typename Go>
 void launch_with_warps(int threads, bool full, const Go& go) {
   constexpr bool kFixedPf = kPrefetch && prefetch_built<T, C, kAdd>(false);
-  if (launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 4>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 8>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 16>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 32>(threads, full, go)) {
+  constexpr bool kEl = kEvictLastX;
+  if (launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 4, kEl>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 8, kEl>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 16, kEl>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 32, kEl>(threads, full, go)) {
     return;
   }
   constexpr bool kRuntimePf = kPrefetch && prefetch_built<T, C, kAdd>(true);
-  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf>,
+  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf, false, kEl>,
      late_weight_build<T, C, kAdd, kFewRows, 0, false>());
 }
 
@@ -1565,28 +1628,39 @@ bool halves_planned(bool add, int c, int threads, bool past_l2, const DeviceLimi
 
 // Launches the kHalves build for a C = 2 plan of 2 * threads threads. The fused
 // add takes it only at runtime warp counts (past_l2_plan: 10-12 warps on
-// sm_90), so only that build of it is compiled.
+// sm_90), so only that build of it is compiled. evict_last_x: rms_norm's rows
+// past the L2 (evict_last_x_planned), with plan.demote_from.
 template <typename T, bool kAdd>
 void launch_fwd_halves(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
                        int64_t rows, int hidden, typename Acc<T>::type inv_h,
-                       typename Acc<T>::type e, unsigned grid, int threads, cudaStream_t stream) {
+                       typename Acc<T>::type e, unsigned grid, int threads, bool evict_last_x,
+                       const RowPrefetch& plan, cudaStream_t stream) {
   auto go = [&](auto kernel) {
     kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, hidden,
-                                         inv_h, e, RowPrefetch{});
+                                         inv_h, e, plan);
   };
   if constexpr (kAdd) {
     return go(rms_norm_fwd_single_pass_kernel<T, 4, true, false, 0, false, false, true>);
   } else {
-    switch (threads / 32) {
-      case 4:
-        return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 4, false, false, true>);
-      case 8:
-        return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 8, false, false, true>);
-      case 16:
-        return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 16, false, false, true>);
-      default:
-        return go(rms_norm_fwd_single_pass_kernel<T, 4, false, false, 0, false, false, true>);
-    }
+    auto with_warps = [&](auto evict_last) {
+      constexpr bool kEl = decltype(evict_last)::value;
+      switch (threads / 32) {
+        case 4:
+          return go(
+              rms_norm_fwd_single_pass_kernel<T, 4, false, false, 4, false, false, true, kEl>);
+        case 8:
+          return go(
+              rms_norm_fwd_single_pass_kernel<T, 4, false, false, 8, false, false, true, kEl>);
+        case 16:
+          return go(
+              rms_norm_fwd_single_pass_kernel<T, 4, false, false, 16, false, false, true, kEl>);
+        default:
+          return go(
+              rms_norm_fwd_single_pass_kernel<T, 4, false, false, 0, false, false, true, kEl>);
+      }
+    };
+    if (evict_last_x) return with_warps(std::true_type{});
+    return with_warps(std::false_type{});
   }
 }
 
@@ -1634,6 +1708,29 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device,
   if (plain > kFewWarpsPastL2) return PastL2::kPlain;
   if (add) return halves_built<T>(c, threads, device) ? PastL2::kHalves : PastL2::kPlain;
   return warps_per_sm(threads, pick_prefetch) == plain ? PastL2::kPrefetch : PastL2::kPlain;
+}
+
+// Where rms_norm reads x evict_last past the L2 (kEvictLastX, load_evict_last,
+// the last L2 of rows set back to normal). On an H200, settings taking turns in
+// one process, bits equal, 4096-65536 rows x hidden 2048-16384 past the L2
+// (NOTES.md v37):
+// - the kHalves builds (16-bit hidden 4096, 8192, 16384 at 4, 8 and 16 warps):
+//   3.8-4.4% faster at hidden 4096 and 8192 from 16384 rows (2.1% at 4096
+//   rows), 1.7-2.3% at 16384 (0.9-1.6% at 4096 rows);
+// - float32 at C = 2 (hidden 2048, 8 warps) and C = 4 (4096 and 8192, 8 and 16
+//   warps): 2.4-4.4% faster;
+// - 16-bit C = 1 (hidden 2048, 8 warps): 1.0-2.2% slower from 16384 rows;
+//   float32 C = 4 in 1024-thread blocks (hidden 16384, one block an SM):
+//   2.4-2.7% slower.
+// So C >= 2 in blocks of fewer than 1024 threads, rms_norm only, and not where
+// past_l2_plan prefetches (its build marks its own lines). Other widths
+// (16-bit C = 2 at odd warp counts and C = 4 past hidden 16384, float32 C = 4
+// at 9-15 and 17-31 warps) take it unmeasured; the fused add, double and archs
+// other than sm_90 never.
+template <typename T>
+bool evict_last_x_planned(bool add, int c, int block_threads, const DeviceLimits& device) {
+  return !add && sizeof(T) <= 4 && device.cc_major == 9 && c >= 2 &&
+         block_threads < kSinglePassMaxThreads;
 }
 
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
@@ -1707,8 +1804,9 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
         pick(std::true_type{}, std::false_type{}, probe);
       })) {
     if constexpr (sizeof(T) == 2) {
+      const bool evict_last_x = past_l2 && evict_last_x_planned<T>(false, 4, threads / 2, device);
       return launch_fwd_halves<T, false>(out, nullptr, x, nullptr, weight, rows, h, inv_h, e, grid,
-                                         threads / 2, stream);
+                                         threads / 2, evict_last_x, prefetch, stream);
     }
   }
   if (past_l2) {
@@ -1719,10 +1817,17 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     if (plan == PastL2::kHalves) {
       if constexpr (sizeof(T) == 2) {
         return launch_fwd_halves<T, true>(out, residual_out, x, residual, weight, rows, h, inv_h, e,
-                                          grid, threads / 2, stream);
+                                          grid, threads / 2, false, RowPrefetch{}, stream);
       }
     }
     if (plan == PastL2::kPrefetch) return pick(std::false_type{}, std::true_type{}, go);
+    if constexpr (sizeof(T) <= 4) {
+      if (evict_last_x_planned<T>(residual != nullptr, c, threads, device)) {
+        // c is 2 or 4 here (evict_last_x_planned)
+        if (c == 2) return launch_with_warps<T, 2, false, false, false, true>(threads, full, go);
+        return launch_with_warps<T, 4, false, false, false, true>(threads, full, go);
+      }
+    }
     return pick(std::false_type{}, std::false_type{}, go);
   }
   if (!std::is_same_v<T, double> && c >= 2 &&

@@ -1,0 +1,14 @@
+# s51 call C: exp54 (x read evict_last, with or without setting its lines back to normal once
+# summed; the output stored evict_first) and the victim probe of what each leaves in the L2.
+set -u
+start=$(date +%s)
+R=$OUT/r; mkdir -p $R
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/gpu.txt
+D=/tmp/inst54; rm -rf $D; mkdir -p $D
+pip install -q --no-deps --no-index --target $D .device/exp54/*.whl .whl/liger_kernel-0.8.5-py3-none-any.whl 2>/dev/null
+export PYTHONPATH=$D
+python -c "import fusedops; print(fusedops.__file__, fusedops.BUILD_INFO['git_sha'])"
+timeout 300 python .device/scripts/exp54.py $R/exp54.csv > $R/exp54.log 2>&1
+echo "exp54 rc=$? at $(( $(date +%s) - start )) s"
+cut -c1-160 $R/exp54.log
+cd $OUT && tar czf r.tgz r && rm -rf r
