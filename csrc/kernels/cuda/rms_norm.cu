@@ -814,7 +814,7 @@ __device__ __forceinline__ void demote_l2(const void* p, unsigned bytes) {
 // it took 25.2 us instead of 23.3. demote_from sets the rows within one L2 of
 // the end back to evict_normal (demote_l2): that kept most of the gain (bf16
 // 65536 x 8192: -4.3%) and the copies at 23.3 us, where demoting every row
-// kept at most 3.5% (none at 16-bit hidden 16384). Before sm_80 (no cache
+// kept at most 3.6% (none at 16-bit hidden 16384). Before sm_80 (no cache
 // policies) a plain load.
 template <typename VecT>
 __device__ __forceinline__ VecT load_evict_last(const VecT* p) {
