@@ -1,7 +1,7 @@
 """GPU sweep: kernel time per call in a CUDA graph, rms_norm, fused_add_rms_norm and silu_and_mul.
 
     python benchmarks/gpu_sweep.py --csv OUT.csv [--dtypes bfloat16,float16,float32]
-        [--impls fusedops,compile,liger,copy]
+        [--impls fusedops,compile,liger,copy[,compile-static]]
         [--ops rms_norm,fused_add_rms_norm,silu_and_mul[,silu_and_mul_backward]]
         [--label NAME] [--quick] [--rows 1,16,128] [--hidden 2048,4096] [--placements 3]
 
@@ -33,7 +33,10 @@ Implementations: fusedops; torch.compile of the same math in float32
 (manual_rms_norm, and for the fused add the unfused `x + r` then the norm),
 compiled once per (op, dtype, hidden) with rows dynamic (rows = 1 is
 specialised by dynamo, so it gets its own graph): what a model sees as its
-batch changes; Liger-Kernel's LigerRMSNormFunction and
+batch changes. Inductor picks its kernel for the rows it first compiles at, so this
+understates a torch.compile made for large batches (at hidden 16384 by about half,
+v37); `--impls ...,compile-static` adds the same functions compiled with every shape
+static (a graph per shape, a compile each). Liger-Kernel's LigerRMSNormFunction and
 LigerFusedAddRMSNormFunction and LigerSiLUMulFunction (if importable; silu gets
 gate and up as two contiguous copies of x's halves, made once, as Liger's MLP has
 them, never views of x, which its backward would overwrite for the others; its
@@ -77,6 +80,13 @@ ROWS = (1, 16, 128, 256, 512, 1024, 1536, 2048, 4096, 16384, 65536)
 HIDDEN = (2048, 4096, 8192, 16384)
 DTYPES = ("bfloat16", "float16", "float32")
 IMPLS = ("fusedops", "compile", "liger", "copy")
+# Not in the default --impls: torch.compile with every shape static, one graph (and
+# one inductor kernel choice) per row count. "compile" is compiled once per
+# (op, dtype, hidden) at the grid's first rows, and inductor's kernel for those rows
+# ran at about half the bandwidth at hidden 16384 from 4096 rows of the same
+# function compiled first at 4096 rows (benchmarks/NOTES.md, v37). Costs a compile
+# per shape.
+OPT_IN_IMPLS = ("compile-static",)
 OPS = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "silu_and_mul_backward")
 DEFAULT_OPS = OPS[:3]
 # A graph holds up to MAX_CALLS calls, as many as move GRAPH_BYTES: the graph
@@ -118,6 +128,13 @@ COMPILED = {
     "fused_add_rms_norm": compiled_fused_add,
     "silu_and_mul": compiled_silu_and_mul,
     "silu_and_mul_backward": torch.compile(manual_silu_and_mul_backward),
+}
+# compile-static: the same functions compiled apart, with no dimension dynamic.
+COMPILED_STATIC = {
+    "rms_norm": torch.compile(manual_rms_norm, dynamic=False),
+    "fused_add_rms_norm": torch.compile(manual_add_rms_norm, dynamic=False),
+    "silu_and_mul": torch.compile(eager_silu_and_mul, dynamic=False),
+    "silu_and_mul_backward": torch.compile(manual_silu_and_mul_backward, dynamic=False),
 }
 
 
@@ -209,13 +226,13 @@ def graph_us(fn: Callable[[], object], calls: int, reset_l2: bool = True) -> flo
 
 def implementation(op: str, impl: str, inputs: tuple[torch.Tensor, ...], lg):
     """A zero-argument callable, or None if the impl is unavailable here."""
-    import fusedops
-
     if impl == "copy":
         src = largest(inputs)
         out = torch.empty_like(src)
         return lambda: out.copy_(src)
     if impl == "fusedops":
+        import fusedops
+
         if op == "silu_and_mul":
             return lambda: fusedops.silu_and_mul(*inputs)
         if op == "silu_and_mul_backward":
@@ -228,6 +245,11 @@ def implementation(op: str, impl: str, inputs: tuple[torch.Tensor, ...], lg):
             if t.dim() == 2 and t.shape[0] > 1:  # rows, not the weight
                 torch._dynamo.mark_dynamic(t, 0)
         return lambda: fn(*inputs)
+    if impl == "compile-static":
+        fn = COMPILED_STATIC[op]
+        # New tensor objects: "compile" marks rows dynamic on the inputs themselves.
+        static = tuple(t.view_as(t) for t in inputs)
+        return lambda: fn(*static)
     if impl == "liger":
         if lg is None:
             return None
@@ -373,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         parser.error(f"--rows/--hidden take comma-separated integers: {e}")
     args.dtypes = [d for d in args.dtypes.split(",") if d]
-    args.impls = choices(parser, "--impls", args.impls, IMPLS)
+    args.impls = choices(parser, "--impls", args.impls, IMPLS + OPT_IN_IMPLS)
     args.ops = choices(parser, "--ops", args.ops, OPS)
     if not torch.cuda.is_available():
         print("gpu_sweep.py needs a CUDA GPU", file=sys.stderr)

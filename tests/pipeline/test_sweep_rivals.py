@@ -1,0 +1,72 @@
+"""benchmarks/gpu_sweep.py's rivals, on the CPU: torch.compile with rows dynamic (one graph
+per op, dtype and hidden) and the opt-in compile-static (one graph per shape), and
+ncu_miss_table.py counting every rival in a sweep.
+
+gpu_sweep.py times only on a GPU; what it calls to build each implementation does not
+need one, so the real torch.compile (inductor's CPU code) runs here.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "benchmarks" / "tools"))
+import gpu_sweep  # noqa: E402
+import ncu_miss_table  # noqa: E402
+from references import manual_rms_norm  # noqa: E402
+
+
+def cpu_inputs(rows: int, hidden: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(rows)
+    return torch.randn(rows, hidden, generator=g), torch.randn(hidden, generator=g)
+
+
+def graphs() -> int:
+    from torch._dynamo.utils import counters
+
+    return counters["stats"]["unique_graphs"]
+
+
+def test_compile_static_compiles_each_row_count_where_compile_shares_one() -> None:
+    torch._dynamo.reset()
+    before = graphs()
+    for rows in (16, 48):
+        inputs = cpu_inputs(rows)
+        fn = gpu_sweep.implementation("rms_norm", "compile", inputs, None)
+        torch.testing.assert_close(fn(), manual_rms_norm(*inputs))
+    shared = graphs() - before  # rows marked dynamic: one graph for both
+    for rows in (16, 48):
+        inputs = cpu_inputs(rows)
+        torch._dynamo.mark_dynamic(inputs[0], 0)  # as "compile" leaves a shared input
+        fn = gpu_sweep.implementation("rms_norm", "compile-static", inputs, None)
+        torch.testing.assert_close(fn(), manual_rms_norm(*inputs))
+    assert (shared, graphs() - before - shared) == (1, 2)
+
+
+def test_compile_static_is_opt_in_and_unknown_impls_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert "compile-static" not in gpu_sweep.IMPLS
+    with pytest.raises(SystemExit) as e:
+        gpu_sweep.main(["--csv", str(tmp_path / "x.csv"), "--impls", "fusedops,compile-stat"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown --impls compile-stat" in err and "compile-static" in err
+
+
+def test_a_miss_names_the_fastest_rival_whatever_its_name() -> None:
+    key = ("rms_norm", "float32", 65536, 16384)
+    times = {key: {"fusedops": 106.0, "compile": 200.0, "compile-static": 100.0, "copy": 90.0}}
+    assert ncu_miss_table.misses(times, 1.0) == {
+        ("rms_norm", "float32"): [(65536, 16384, "compile-static", pytest.approx(6.0))]
+    }
+    # The copy is the ceiling, not a rival: level with the other rivals is no miss.
+    times[key]["compile-static"] = 106.0
+    assert ncu_miss_table.misses(times, 1.0) == {}
