@@ -34,8 +34,8 @@ Implementations: fusedops; torch.compile of the same math in float32
 compiled once per (op, dtype, hidden) with rows dynamic (rows = 1 is
 specialised by dynamo, so it gets its own graph): what a model sees as its
 batch changes. Inductor picks its kernel for the rows it first compiles at, so this
-understates a torch.compile made for large batches (at hidden 16384 by about half,
-v37); `--impls ...,compile-static` adds the same functions compiled with every shape
+understates a torch.compile made for large batches (at hidden 16384 from 4096 rows
+its times were 1.5-2.1 times those of one compiled first at 4096 rows, v37); `--impls ...,compile-static` adds the same functions compiled with every shape
 static (a graph per shape, a compile each). Liger-Kernel's LigerRMSNormFunction and
 LigerFusedAddRMSNormFunction and LigerSiLUMulFunction (if importable; silu gets
 gate and up as two contiguous copies of x's halves, made once, as Liger's MLP has
@@ -83,9 +83,8 @@ IMPLS = ("fusedops", "compile", "liger", "copy")
 # Not in the default --impls: torch.compile with every shape static, one graph (and
 # one inductor kernel choice) per row count. "compile" is compiled once per
 # (op, dtype, hidden) at the grid's first rows, and inductor's kernel for those rows
-# ran at about half the bandwidth at hidden 16384 from 4096 rows of the same
-# function compiled first at 4096 rows (benchmarks/NOTES.md, v37). Costs a compile
-# per shape.
+# took 1.5-2.1 times as long at hidden 16384 from 4096 rows as the same function
+# compiled first at 4096 rows (benchmarks/NOTES.md, v37). Costs a compile per shape.
 OPT_IN_IMPLS = ("compile-static",)
 OPS = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "silu_and_mul_backward")
 DEFAULT_OPS = OPS[:3]
