@@ -182,6 +182,7 @@ PAST_L2 = {  # (dtype, hidden): on sm_90
     (torch.float16, 10240): (False, False, True),  # fused add: two blocks of 20 warps
     (torch.float16, 12288): (False, True, True),  # fused add: one block of 24 warps
     (torch.float32, 2048): (False, False, True),  # 8 blocks of 8 warps
+    (torch.float32, 4096): (False, False, True),  # C = 4, 4 blocks of 8 warps, kFull
     (torch.float32, 6144): (False, False, True),  # the fused add: one block of 24 warps
     (torch.float32, 10240): (True, False, False),  # one block of 20 warps (the add: C = 4)
     (torch.float32, 16384): (False, False, False),  # one block of 32 warps

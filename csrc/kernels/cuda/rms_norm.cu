@@ -751,7 +751,8 @@ constexpr int single_pass_kernel_min_blocks() {
 // prefetching build (prefetch_built), and 16-bit rms_norm in C = 2's order
 // at C = 4 (halves_planned) none either. rows_below = 0: off.
 // demote_from: the first row whose x lines an evict_last build (kEvictLastX)
-// sets back to evict_normal once summed, the rows within one L2 of the end.
+// sets back to evict_normal once summed: the rows whose reads (x, and the
+// residual for the fused add, which has no such build) fill the last L2.
 struct RowPrefetch {
   int64_t rows_below = 0;
   int64_t bytes_ahead = 0;
@@ -805,16 +806,22 @@ __device__ __forceinline__ void demote_l2(const void* p, unsigned bytes) {
 }
 
 // x past the L2 read as inductor's rms_norm reads it (ncu, NOTES.md v37): a 16-byte
-// load whose line the L2 marks evict_last, so the L2 evicts the output's dirty
-// lines before x's clean ones (a reading of the counters, not a documented
-// rule). With that alone the kHalves builds and float32's C = 2 and C = 4
-// builds ran 1.9-4.7% faster past the L2 on an H200 (bf16 65536 x 8192: 522.5
+// load whose line the L2 marks evict_last. Why that helps is not measured; our
+// reading is that the L2 then evicts the output's dirty lines before x's clean
+// ones and writes them back sooner. With that alone the kHalves builds and float32's C = 2 and C =
+// 4 builds ran 1.9-4.7% faster past the L2 on an H200 (bf16 65536 x 8192: 522.5
 // -> 500.0 us; ncu: the DRAM at 89.5% of its peak instead of 85.6%, the same
 // bytes), but left x's last lines pinned: four copies of a 12 MiB buffer after
-// it took 25.2 us instead of 23.3. demote_from sets the rows within one L2 of
-// the end back to evict_normal (demote_l2): that kept most of the gain (bf16
-// 65536 x 8192: -4.3%) and the copies at 23.3 us, where demoting every row
-// kept at most 3.6% (none at 16-bit hidden 16384). Before sm_80 (no cache
+// it took 25.2 us instead of 23.3 (after float32 16384 x 2048: 24.8 instead of
+// 23.6). demote_from sets the rows within one L2 of the end back to
+// evict_normal (demote_l2): that kept most of the gain (bf16 65536 x 8192:
+// -4.3%) and the copies at 23.3 and 23.7 us, where demoting every row kept at
+// most 3.6% (none at 16-bit hidden 16384). The demote is issued before the
+// block's barrier, as the prefetch build's is: a line another warp's load has
+// not yet reached could in principle be marked again after it (not seen in the
+// copies above; moving it after the barrier is unmeasured). Registers on sm_90
+// (CUDA 13.0): 62 for the kHalves builds instead of 55-56 (8 blocks of 4 warps an
+// SM instead of 9 at hidden 4096), the same for float32. Before sm_80 (no cache
 // policies) a plain load.
 template <typename VecT>
 __device__ __forceinline__ VecT load_evict_last(const VecT* p) {
@@ -834,8 +841,10 @@ __device__ __forceinline__ VecT load_evict_last(const VecT* p) {
 #endif
 }
 
-// The weight through the read-only path: with the inline asm above in the
-// kernel, nvcc no longer infers ld.global.nc for it (as with the prefetch, v13).
+// The weight through the read-only path, said rather than inferred: the
+// prefetch's asm volatile once cost the weight its inferred ld.global.nc (v13).
+// (CUDA 13.0 infers it next to load_evict_last's asm too, which is not
+// volatile; the builds measured in v37 load it this way.)
 template <typename VecT>
 __device__ __forceinline__ VecT load_read_only(const VecT* p) {
   static_assert(sizeof(VecT) == 16, "16-byte vectors");
@@ -1273,27 +1282,39 @@ constexpr bool fixed_warps_built(int warps) {
 // the block and one is built, else the checked fixed-count build if built.
 // go(kernel, late_weight): late_weight says whether that kernel loads its
 // weight after the reduction (late_weight_build).
+// The fixed-warp-count kEvictLastX builds launch_fwd_single_pass can reach:
+// float32 blocks of fewer than 1024 threads. A 16-bit C = 2 block past the L2
+// on sm_90 has an even warp count only if it runs kHalves (halves_planned),
+// and a 16-bit C = 4 row has more than 2048 vectors, so 17 warps or more: those
+// take the runtime-warp-count build.
+template <typename T, int kWarps>
+constexpr bool evict_last_fixed_built() {
+  return sizeof(T) == 4 && kWarps * 32 < kSinglePassMaxThreads;
+}
+
 template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, int kWarps, bool kEvictLastX,
           typename Go>
 bool launch_fixed_warps(int threads, bool full, const Go& go) {
   if (threads != kWarps * 32) return false;
-  // evict_last_x_planned never takes 1024-thread blocks: no such build
-  if constexpr (kEvictLastX && kWarps * 32 >= kSinglePassMaxThreads) return false;
-  if constexpr (fixed_warps_built<T, C, kAdd, true, kFewRows>(kWarps)) {
-    if (full) {
-      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true, kPrefetch, false,
+  if constexpr (kEvictLastX && !evict_last_fixed_built<T, kWarps>()) {
+    return false;  // never planned: not compiled (the else keeps it out)
+  } else {
+    if constexpr (fixed_warps_built<T, C, kAdd, true, kFewRows>(kWarps)) {
+      if (full) {
+        go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true, kPrefetch, false,
+                                           kEvictLastX>,
+           late_weight_build<T, C, kAdd, kFewRows, kWarps, true>());
+        return true;
+      }
+    }
+    if constexpr (fixed_warps_built<T, C, kAdd, false, kFewRows>(kWarps)) {
+      go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false, kPrefetch, false,
                                          kEvictLastX>,
-         late_weight_build<T, C, kAdd, kFewRows, kWarps, true>());
+         late_weight_build<T, C, kAdd, kFewRows, kWarps, false>());
       return true;
     }
+    return false;
   }
-  if constexpr (fixed_warps_built<T, C, kAdd, false, kFewRows>(kWarps)) {
-    go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false, kPrefetch, false,
-                                       kEvictLastX>,
-       late_weight_build<T, C, kAdd, kFewRows, kWarps, false>());
-    return true;
-  }
-  return false;
 }
 
 // Which builds prefetch when past_l2_plan asks for it (the others run
@@ -1723,10 +1744,11 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device,
 //   float32 C = 4 in 1024-thread blocks (hidden 16384, one block an SM):
 //   2.4-2.7% slower.
 // So C >= 2 in blocks of fewer than 1024 threads, rms_norm only, and not where
-// past_l2_plan prefetches (its build marks its own lines). Other widths
-// (16-bit C = 2 at odd warp counts and C = 4 past hidden 16384, float32 C = 4
-// at 9-15 and 17-31 warps) take it unmeasured; the fused add, double and archs
-// other than sm_90 never.
+// past_l2_plan prefetches (its build marks its own lines). Other widths take
+// it unmeasured: kHalves at other warp counts (e.g. 10 and 12 at hidden 10240
+// and 12288), 16-bit C = 2 at odd warp counts, 16-bit C = 4 past hidden 16384,
+// float32 C = 2 at other than 8 warps and C = 4 at 9-15 and 17-31. The fused
+// add, double and archs other than sm_90 never take it.
 template <typename T>
 bool evict_last_x_planned(bool add, int c, int block_threads, const DeviceLimits& device) {
   return !add && sizeof(T) <= 4 && device.cc_major == 9 && c >= 2 &&
