@@ -44,8 +44,9 @@ def reaches_kernel_misaligned(x: torch.Tensor, call) -> None:
 
 def norms_past_the_l2(dtype: torch.dtype, hidden: int) -> None:
     """The forward's builds for rows past the L2: those that prefetch rows ahead, and on
-    sm_90 rms_norm's evict_last reads of x with the last rows' lines set back to normal
-    (bf16 4096: C = 4 in C = 2's order; float32 2048: C = 2)."""
+    sm_90 the evict_last reads of x (and the fused add's residual) with the last rows'
+    lines set back to normal (bf16 4096: rms_norm C = 4 in C = 2's order, the fused add
+    C = 2; float32 2048: C = 2; fp16 2048: the fused add at C = 1)."""
     row_bytes = hidden * dtype.itemsize
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     rows = props.L2_cache_size * 5 // 4 // row_bytes + 1
@@ -63,6 +64,10 @@ def float32_rows_past_the_l2() -> None:
     norms_past_the_l2(torch.float32, 2048)
 
 
+def fp16_rows_past_the_l2() -> None:
+    norms_past_the_l2(torch.float16, 2048)
+
+
 def held_split_launch() -> None:
     """A split launch held to two even waves with dynamic shared memory it does not use
     (hold_clusters_to): fp16 256 x 16384 on an H100, whose split halves fit three an SM,
@@ -77,7 +82,7 @@ def held_split_launch() -> None:
 # keyed by dtype, a part cannot run in every dtype's process by accident.
 ONE_DTYPE_PARTS: dict[str, tuple[Callable[[], None], ...]] = {
     "bfloat16": (rows_past_the_l2,),
-    "float16": (held_split_launch,),
+    "float16": (held_split_launch, fp16_rows_past_the_l2),
     "float32": (float32_rows_past_the_l2,),
 }
 

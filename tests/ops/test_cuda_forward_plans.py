@@ -169,23 +169,26 @@ def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) 
 # runs in C = 2's order at C = 4 (on sm_90), and the fused add never prefetches.
 # Which builds those are follows from their registers, so the kernels each case
 # launches on sm_90 (ptxas of CUDA 13.0) are listed: (rms_norm prefetches, the
-# fused add runs in C = 2's order, rms_norm reads x evict_last). 16-bit rms_norm at
-# an even warp count runs in C = 2's order there (halves_planned); rms_norm reads x
-# evict_last at C >= 2 in blocks of fewer than 1024 threads where it does not
-# prefetch (evict_last_x_planned). Other archs check the bits only.
+# fused add runs in C = 2's order, rms_norm reads x evict_last, the fused add reads
+# x and the residual evict_last). 16-bit rms_norm at an even warp count runs in
+# C = 2's order there (halves_planned); in blocks of fewer than 1024 threads,
+# rms_norm reads x evict_last at C >= 2 where it does not prefetch, and the fused
+# add its inputs at C <= 2 where it does not run in C = 2's order
+# (evict_last_x_planned). Other archs check the bits only.
 PAST_L2 = {  # (dtype, hidden): on sm_90
-    (torch.bfloat16, 2048): (False, False, False),  # C = 1, 8 blocks of 8 warps an SM
-    (torch.bfloat16, 4096): (False, False, True),  # fused add: 4 blocks of 8 warps
-    (torch.bfloat16, 8200): (False, False, True),  # 17 warps: 3 / 2 blocks an SM
-    (torch.bfloat16, 10240): (False, True, True),  # fused add: one block of 20 warps
-    (torch.bfloat16, 11200): (False, True, True),  # 22 warps, the row short of the block
-    (torch.float16, 10240): (False, False, True),  # fused add: two blocks of 20 warps
-    (torch.float16, 12288): (False, True, True),  # fused add: one block of 24 warps
-    (torch.float32, 2048): (False, False, True),  # 8 blocks of 8 warps
-    (torch.float32, 4096): (False, False, True),  # C = 4, 4 blocks of 8 warps, kFull
-    (torch.float32, 6144): (False, False, True),  # the fused add: one block of 24 warps
-    (torch.float32, 10240): (True, False, False),  # one block of 20 warps (the add: C = 4)
-    (torch.float32, 16384): (False, False, False),  # one block of 32 warps
+    (torch.bfloat16, 2048): (False, False, False, True),  # C = 1, 8 blocks of 8 warps an SM
+    (torch.bfloat16, 4096): (False, False, True, True),  # fused add: 4 blocks of 8 warps
+    (torch.bfloat16, 8200): (False, False, True, True),  # 17 warps: 3 / 2 blocks an SM
+    (torch.bfloat16, 10240): (False, True, True, False),  # fused add: one block of 20 warps
+    (torch.bfloat16, 11200): (False, True, True, False),  # 22 warps, the row short of the block
+    (torch.float16, 10240): (False, False, True, True),  # fused add: two blocks of 20 warps
+    (torch.float16, 12288): (False, True, True, False),  # fused add: one block of 24 warps
+    (torch.float16, 16384): (False, False, True, False),  # fused add: C = 2 in 32 warps
+    (torch.float32, 2048): (False, False, True, True),  # 8 blocks of 8 warps
+    (torch.float32, 4096): (False, False, True, True),  # C = 4, 4 blocks of 8 warps, kFull
+    (torch.float32, 6144): (False, False, True, True),  # the fused add: one block of 24 warps
+    (torch.float32, 10240): (True, False, False, False),  # one block of 20 warps (the add: C = 4)
+    (torch.float32, 16384): (False, False, False, False),  # one block of 32 warps
 }
 
 
@@ -255,7 +258,7 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
 
     # A prefetch or a cache policy cannot change a result, so the bits alone do not
     # show which builds ran: the kernel names do.
-    rms_prefetches, add_halves, rms_evict_last = PAST_L2[(dtype, hidden)]
+    rms_prefetches, add_halves, rms_evict_last, add_evict_last = PAST_L2[(dtype, hidden)]
     assert single_pass_flags(forward_call(x, None, w), PREFETCH) == [rms_prefetches]
     rms_halves = halves_planned(dtype, hidden, past_l2=True)
     assert single_pass_flags(forward_call(x, None, w), HALVES) == [rms_halves]
@@ -263,7 +266,7 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     add = single_pass_args(kernels_of(forward_call(x, r, w)))
     assert len(add) == 1, add
     assert (FLAG[add[0][PREFETCH]], FLAG[add[0][HALVES]]) == (False, add_halves), add[0]
-    assert not FLAG[add[0][EVICT_LAST_X]], add[0]
+    assert FLAG[add[0][EVICT_LAST_X]] == add_evict_last, add[0]
     if add_halves:  # at a runtime warp count, 4 vectors a thread
         assert (add[0][1], add[0][4]) == ("4", "0"), add[0]
 

@@ -750,9 +750,9 @@ constexpr int single_pass_kernel_min_blocks() {
 // past_l2_plan launches it only there; the fused add at C = 4 has no
 // prefetching build (prefetch_built), and 16-bit rms_norm in C = 2's order
 // at C = 4 (halves_planned) none either. rows_below = 0: off.
-// demote_from: the first row whose x lines an evict_last build (kEvictLastX)
-// sets back to evict_normal once summed: the rows whose reads (x, and the
-// residual for the fused add, which has no such build) fill the last L2.
+// demote_from: the first row whose x (and residual) lines an evict_last build
+// (kEvictLastX) sets back to evict_normal once summed: the rows whose reads (x,
+// and the residual for the fused add) fill the last L2.
 struct RowPrefetch {
   int64_t rows_below = 0;
   int64_t bytes_ahead = 0;
@@ -816,10 +816,10 @@ __device__ __forceinline__ void demote_l2(const void* p, unsigned bytes) {
 // 23.6). demote_from sets the rows within one L2 of the end back to
 // evict_normal (demote_l2): that kept most of the gain (bf16 65536 x 8192:
 // -4.3%) and the copies at 23.3 and 23.7 us, where demoting every row kept at
-// most 3.6% (none at 16-bit hidden 16384). The demote is issued before the
-// block's barrier, as the prefetch build's is: a line another warp's load has
-// not yet reached could in principle be marked again after it (not seen in the
-// copies above; moving it after the barrier is unmeasured). Registers on sm_90
+// most 3.6% (none at 16-bit hidden 16384). The demote waits for the block's
+// barrier, so that no other warp's load of the row is still in flight to mark
+// a line again: issued before it instead, the times and the copies were the
+// same within 0.9% (NOTES.md v38). Registers on sm_90
 // (CUDA 13.0): 62 for the kHalves builds instead of 55-56 (8 blocks of 4 warps an
 // SM instead of 9 at hidden 4096), the same for float32. Before sm_80 (no cache
 // policies) a plain load.
@@ -922,8 +922,9 @@ constexpr int single_pass_max_threads() {
 // vectors are in the row, so nothing is bounds-checked (fixed_warps_built).
 // kHalves: C = 4 adding in the order of C = 2 at twice the threads
 // (sum_squares_halves), so a plan may run a C = 2 row as either.
-// kEvictLastX (rms_norm past the L2, evict_last_x_planned): x read evict_last
-// (load_evict_last), and rows from prefetch.demote_from set back to normal.
+// kEvictLastX (past the L2, evict_last_x_planned): x, and the fused add's
+// residual, read evict_last (load_evict_last); rows from prefetch.demote_from
+// set back to normal once every warp of the block has read them.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch,
           bool kHalves = false, bool kEvictLastX = false>
 __global__ void __launch_bounds__(
@@ -943,7 +944,7 @@ __global__ void __launch_bounds__(
   // compiler (weight_guarded_build), and only a full row may skip the checks.
   static_assert(!kGuardWeight || (kFull && kEarlyWeight && kWarps > 0));
   static_assert(!kHalves || (C == 4 && kWarps <= 16), "C = 2 blocks of up to 32 warps");
-  static_assert(!kEvictLastX || (!kAdd && !kPrefetch && !kFewRows), "rms_norm past the L2");
+  static_assert(!kEvictLastX || (!kPrefetch && !kFewRows && (!kAdd || C <= 2)), "past the L2");
   __shared__ A scratch[2][32];
   const int nvec = hidden / V;
   const int stride = kWarps > 0 ? kWarps * 32 : static_cast<int>(blockDim.x);
@@ -959,7 +960,10 @@ __global__ void __launch_bounds__(
       const int i = threadIdx.x + c * stride;
       if (kFull || i < nvec) {
         xv[c] = kEvictLastX ? load_evict_last(xr + i) : xr[i];
-        if constexpr (kAdd) rv[c] = reinterpret_cast<const VecT*>(residual + offset)[i];
+        if constexpr (kAdd) {
+          const VecT* rr = reinterpret_cast<const VecT*>(residual + offset);
+          rv[c] = kEvictLastX ? load_evict_last(rr + i) : rr[i];
+        }
         if constexpr (kEarlyWeight && !kGuardWeight) {
           wv[c] = kEvictLastX ? load_read_only(w + i) : w[i];
         }
@@ -1003,9 +1007,6 @@ __global__ void __launch_bounds__(
       sum_sq = sum_squares_tree</*kPairs=*/!kAdd, A, VecT, C, kFull>(xv, nvec, stride,
                                                                      static_cast<int>(threadIdx.x));
     }
-    if constexpr (kEvictLastX) {
-      if (row >= prefetch.demote_from) demote_l2(xr, hidden * sizeof(T));
-    }
     if constexpr (kPrefetch) {
       // The row's loads are done (their values summed): its lines, which a
       // block further back prefetched as evict_last, go back to normal.
@@ -1017,6 +1018,14 @@ __global__ void __launch_bounds__(
       sum_sq = block_sum_halves<kWarps>(sum_sq, sum_hi, scratch, parity);
     } else {
       sum_sq = block_sum_one_barrier<kFewRows, kWarps>(sum_sq, scratch, parity);
+    }
+    if constexpr (kEvictLastX) {
+      // After the block's barrier every warp's loads of the row have returned,
+      // so no load still in flight can mark a demoted line evict_last again.
+      if (row >= prefetch.demote_from) {
+        demote_l2(xr, hidden * sizeof(T));
+        if constexpr (kAdd) demote_l2(residual + offset, hidden * sizeof(T));
+      }
     }
     const A rstd = inv_rms(sum_sq, inv_hidden, eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
@@ -1283,20 +1292,21 @@ constexpr bool fixed_warps_built(int warps) {
 // go(kernel, late_weight): late_weight says whether that kernel loads its
 // weight after the reduction (late_weight_build).
 // The fixed-warp-count kEvictLastX builds launch_fwd_single_pass can reach:
-// float32 blocks of fewer than 1024 threads. A 16-bit C = 2 block past the L2
-// on sm_90 has an even warp count only if it runs kHalves (halves_planned),
-// and a 16-bit C = 4 row has more than 2048 vectors, so 17 warps or more: those
-// take the runtime-warp-count build.
-template <typename T, int kWarps>
+// blocks of fewer than 1024 threads, of float32 rms_norm and of the fused add.
+// 16-bit rms_norm never reaches one: a C = 2 block past the L2 on sm_90 has an
+// even warp count only if it runs kHalves (halves_planned), and a C = 4 row has
+// more than 2048 vectors, so 17 warps or more: those take the runtime-warp-count
+// build.
+template <typename T, bool kAdd, int kWarps>
 constexpr bool evict_last_fixed_built() {
-  return sizeof(T) == 4 && kWarps * 32 < kSinglePassMaxThreads;
+  return (kAdd || sizeof(T) == 4) && kWarps * 32 < kSinglePassMaxThreads;
 }
 
 template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, int kWarps, bool kEvictLastX,
           typename Go>
 bool launch_fixed_warps(int threads, bool full, const Go& go) {
   if (threads != kWarps * 32) return false;
-  if constexpr (kEvictLastX && !evict_last_fixed_built<T, kWarps>()) {
+  if constexpr (kEvictLastX && !evict_last_fixed_built<T, kAdd, kWarps>()) {
     return false;  // never planned: not compiled (the else keeps it out)
   } else {
     if constexpr (fixed_warps_built<T, C, kAdd, true, kFewRows>(kWarps)) {
@@ -1731,10 +1741,10 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device,
   return warps_per_sm(threads, pick_prefetch) == plain ? PastL2::kPrefetch : PastL2::kPlain;
 }
 
-// Where rms_norm reads x evict_last past the L2 (kEvictLastX, load_evict_last,
-// the last L2 of rows set back to normal). On an H200, settings taking turns in
-// one process, bits equal, 4096-65536 rows x hidden 2048-16384 past the L2
-// (NOTES.md v37):
+// Where a batch past the L2 reads x, and the fused add's residual, evict_last
+// (kEvictLastX, load_evict_last, the last L2 of rows set back to normal). On an
+// H200, settings taking turns in one process, bits equal, 4096-65536 rows x
+// hidden 2048-16384 past the L2. rms_norm (NOTES.md v37):
 // - the kHalves builds (16-bit hidden 4096, 8192, 16384 at 4, 8 and 16 warps):
 //   3.8-4.4% faster at hidden 4096 and 8192 from 16384 rows (2.1% at 4096
 //   rows), 1.7-2.3% at 16384 (0.9-1.6% at 4096 rows);
@@ -1743,15 +1753,27 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device,
 // - 16-bit C = 1 (hidden 2048, 8 warps): 1.0-2.2% slower from 16384 rows;
 //   float32 C = 4 in 1024-thread blocks (hidden 16384, one block an SM):
 //   2.4-2.7% slower.
-// So C >= 2 in blocks of fewer than 1024 threads, rms_norm only, and not where
-// past_l2_plan prefetches (its build marks its own lines). Other widths take
-// it unmeasured: kHalves at other warp counts (e.g. 10 and 12 at hidden 10240
-// and 12288), 16-bit C = 2 at odd warp counts, 16-bit C = 4 past hidden 16384,
-// float32 C = 2 at other than 8 warps and C = 4 at 9-15 and 17-31. The fused
-// add, double and archs other than sm_90 never take it.
+// The fused add (NOTES.md v38), both tensors read evict_last and demoted:
+// - 16-bit C = 1 (hidden 2048, 8 warps): 1.7-2.0% faster from 16384 rows;
+// - 16-bit C = 2 (4096 and 8192, 8 and 16 warps): 2.7-4.9% faster;
+// - float32 C = 2 (2048 and 4096, 8 and 16 warps): 3.0-4.4% faster (1.0% at
+//   4096 x 2048, just past the L2);
+// - the victim probe (demote before the barrier): four copies of 12 MiB after
+//   bf16 16384 x 8192 took 24.5 us instead of 24.0 (after float32 16384 x 2048:
+//   24.0 both ways).
+// So rms_norm at C >= 2 and the fused add at C <= 2, in blocks of fewer than
+// 1024 threads (the fused add's 1024-thread blocks, float32 hidden 8192 and
+// 16-bit 16384, were level with and without it), and not where past_l2_plan
+// prefetches (its build marks its own lines) or runs the fused add in C = 2's
+// order. Other widths take it unmeasured: kHalves at other warp counts (e.g.
+// 10 and 12 at hidden 10240 and 12288), C = 2 at odd warp counts, 16-bit C = 4
+// past hidden 16384, float32 rms_norm C = 2 at other than 8 warps and C = 4 at
+// 9-15 and 17-31. The fused add at C = 4 (in blocks below 1024 threads: 16-bit
+// hidden 16392-31744, float32 8196-15872; unmeasured), double and archs other
+// than sm_90 never take it.
 template <typename T>
 bool evict_last_x_planned(bool add, int c, int block_threads, const DeviceLimits& device) {
-  return !add && sizeof(T) <= 4 && device.cc_major == 9 && c >= 2 &&
+  return sizeof(T) <= 4 && device.cc_major == 9 && (add ? c <= 2 : c >= 2) &&
          block_threads < kSinglePassMaxThreads;
 }
 
@@ -1845,7 +1867,11 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     if (plan == PastL2::kPrefetch) return pick(std::false_type{}, std::true_type{}, go);
     if constexpr (sizeof(T) <= 4) {
       if (evict_last_x_planned<T>(residual != nullptr, c, threads, device)) {
-        // c is 2 or 4 here (evict_last_x_planned)
+        // evict_last_x_planned: the fused add at C = 1 or 2, rms_norm at 2 or 4
+        if (residual != nullptr) {
+          if (c == 1) return launch_with_warps<T, 1, true, false, false, true>(threads, full, go);
+          return launch_with_warps<T, 2, true, false, false, true>(threads, full, go);
+        }
         if (c == 2) return launch_with_warps<T, 2, false, false, false, true>(threads, full, go);
         return launch_with_warps<T, 4, false, false, false, true>(threads, full, go);
       }
