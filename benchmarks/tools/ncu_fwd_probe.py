@@ -14,7 +14,8 @@ the L2 their predecessors left; the implementations of a shape share inputs, so
 compare the last repeat of each). The
 kernel names tell them apart (fusedops: rms_norm_* / silu_and_mul_*; Liger:
 _rms_norm_forward_kernel / _fused_add_rms_norm_forward_kernel /
-_swiglu_forward_kernel; torch.compile: triton_*; copy: a device copy of x). torch.compile computes in
+_swiglu_forward_kernel; torch.compile and compile-static, its build for each
+shape: triton_*; copy: a device copy of x). torch.compile computes in
 float32, as in the sweep, so for float64 it is not the same math. A script,
 not a test.
 """
@@ -29,7 +30,7 @@ import torch
 from ncu_target import DTYPES, parse_shapes, profile_each_once
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import IMPLS, OPS, choices, implementation, liger_ops, make_inputs
+from gpu_sweep import IMPLS, OPS, OPT_IN_IMPLS, choices, implementation, liger_ops, make_inputs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,14 +40,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--shapes", type=parse_shapes, default="1x4096,128x4096", help="ROWSxHIDDEN,..."
     )
-    parser.add_argument("--impls", default="fusedops,liger,compile", help=",".join(IMPLS))
+    parser.add_argument(
+        "--impls", default="fusedops,liger,compile", help=",".join(IMPLS + OPT_IN_IMPLS)
+    )
     parser.add_argument(
         "--repeat", type=int, default=1, help="profile this many calls of each in a row"
     )
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, not {args.repeat}")
-    impls = choices(parser, "--impls", args.impls, IMPLS)
+    impls = choices(parser, "--impls", args.impls, IMPLS + OPT_IN_IMPLS)
     dtype = getattr(torch, args.dtype)
     lg = liger_ops() if "liger" in impls else None
     calls = []
