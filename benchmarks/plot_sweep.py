@@ -22,6 +22,7 @@ OPS = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "silu_and_mul_backward"
 DTYPES = ("bfloat16", "float16", "float32")
 STYLE = {
     "compile": dict(color="tab:orange", marker="s"),
+    "compile-static": dict(color="tab:brown", marker="D", linestyle=":"),
     "liger": dict(color="tab:green", marker="^"),
     "copy": dict(color="black", linestyle="--", marker=""),
 }
