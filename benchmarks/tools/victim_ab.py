@@ -9,8 +9,9 @@ setting's kernel lose to lines it left pinned in the L2: the loop exp54.py and e
     sys.exit(victim_ab.main(SETTINGS, op="rms_norm", rivals=("compile", "copy")))
 
 `main` takes the command line `OUT.csv [--dtypes ...] [--rows ...] [--hidden ...]
-[--rounds N]`. First the victim probe: per shape of VICTIM_SHAPES, a graph of one call of
-the op and then VICTIM_COPIES copies of a 12 MiB float32 buffer into another (24 MiB, which
+[--rounds N]`. First the victim probe: per shape of `victim_shapes` (VICTIM_SHAPES unless
+given), a graph of one call of the op and then VICTIM_COPIES copies of a 12 MiB float32
+buffer into another (24 MiB, which
 the L2 holds when nothing pins it), against a graph of the call alone; the difference is the
 copies' time after that setting's kernel (lines a kernel leaves evict_last are evicted after
 the copies' normal lines). Then the grid: every setting's outputs checked bit for bit against
@@ -39,7 +40,13 @@ VICTIM_COPIES = 4
 VICTIM_SHAPES = (("bfloat16", 16384, 8192), ("float32", 16384, 2048))
 
 
-def victim_probe(out: TextIO, op: str, settings: Settings, order: list[str]) -> None:
+def victim_probe(
+    out: TextIO,
+    op: str,
+    settings: Settings,
+    order: list[str],
+    shapes: Sequence[tuple[str, int, int]] = VICTIM_SHAPES,
+) -> None:
     writer = csv.writer(out)
     src = torch.randn(3 << 20, device="cuda")  # 12 MiB
     dst = torch.empty_like(src)
@@ -48,7 +55,7 @@ def victim_probe(out: TextIO, op: str, settings: Settings, order: list[str]) -> 
         for _ in range(VICTIM_COPIES):
             dst.copy_(src)
 
-    for dtype_name, rows, hidden in VICTIM_SHAPES:
+    for dtype_name, rows, hidden in shapes:
         inputs = make_inputs(op, rows, hidden, getattr(torch, dtype_name))
         ours = implementation(op, "fusedops", inputs, None)
 
@@ -105,7 +112,13 @@ def grid(
                 torch.cuda.empty_cache()
 
 
-def main(settings: Settings, op: str, rivals: Sequence[str], argv: list[str] | None = None) -> int:
+def main(
+    settings: Settings,
+    op: str,
+    rivals: Sequence[str],
+    argv: list[str] | None = None,
+    victim_shapes: Sequence[tuple[str, int, int]] = VICTIM_SHAPES,
+) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("csv")
     p.add_argument("--dtypes", default="bfloat16,float16,float32")
@@ -124,6 +137,6 @@ def main(settings: Settings, op: str, rivals: Sequence[str], argv: list[str] | N
         a @ a
     with open(args.csv, "w", newline="") as out:
         csv.writer(out).writerow(["op", "dtype", "rows", "hidden", "impl", "us"])
-        victim_probe(out, op, settings, order)
+        victim_probe(out, op, settings, order, victim_shapes)
         grid(out, op, settings, order, rivals, shapes)
     return 0
