@@ -4,12 +4,14 @@
         # one line per (op, dtype): the shapes where fusedops trails by more than
         # --margin percent, as ncu_fwd_probe.py's --op/--dtype/--shapes arguments
     python benchmarks/tools/ncu_miss_table.py table SWEEP.csv [...] --ncu DIR [--margin 1]
+            [--impls fusedops,compile,liger]
         # a markdown table: each miss, fusedops against the implementation it
         # trails, from DIR/<op>-<dtype>.csv
 
 Each sweep time is the fastest of the runs given (gpu_sweep.py CSVs). The ncu
 files are `ncu --import R --page raw --csv` of a profile made with
-`ncu_fwd_probe.py --impls fusedops,compile,liger --repeat 2` over the shapes
+`ncu_fwd_probe.py --impls fusedops,compile,liger --repeat 2` (or the --impls given
+here, in the probe's order: compile-static's kernels are inductor's too) over the shapes
 `misses` printed, in that order (a profile that stopped early covers the first
 ones; the rest are "not profiled"). A profile of other shapes (some of the
 misses, or shapes of another sweep) needs DIR/<op>-<dtype>.shapes beside it: the
@@ -32,6 +34,8 @@ from collections import defaultdict
 from pathlib import Path
 
 IMPLS = ("fusedops", "compile", "liger")
+# Which kernels each implementation a profile can hold launches (kind_of's kinds).
+KIND = {"fusedops": "fusedops", "compile": "compile", "compile-static": "compile", "liger": "liger"}
 REPEAT = 2
 
 # (column, heading, format) of the table, per implementation.
@@ -171,21 +175,24 @@ def summary(kernels: list[dict[str, str]]) -> dict[str, float | str | None]:
     return s
 
 
-def profiled(path: Path, shapes: list[tuple[int, int]]) -> dict[tuple[int, int, str], dict]:
-    """(rows, hidden, impl) -> summary of the impl's last call at that shape."""
+def profiled(
+    path: Path, shapes: list[tuple[int, int]], impls: tuple[str, ...] = IMPLS
+) -> dict[tuple[int, int, str], dict]:
+    """(rows, hidden, impl) -> summary of the impl's last call at that shape; `impls`:
+    the probe's --impls, in its order."""
     runs = calls(path)
     # Fewer runs than shapes: the profile stopped early, and the shapes it
     # covers are the first ones.
-    if len(runs) > len(shapes) * len(IMPLS) or len(runs) % len(IMPLS):
+    if len(runs) > len(shapes) * len(impls) or len(runs) % len(impls):
         raise SystemExit(
-            f"{path}: {len(runs)} runs of kernels for {len(shapes)} shapes x {len(IMPLS)} "
-            "implementations; was it profiled with --impls fusedops,compile,liger --repeat 2 "
+            f"{path}: {len(runs)} runs of kernels for {len(shapes)} shapes x {len(impls)} "
+            f"implementations; was it profiled with --impls {','.join(impls)} --repeat 2 "
             f"over the shapes `misses` printed (or those of {path.with_suffix('.shapes').name})?"
         )
     out = {}
     for n, (kind, kernels) in enumerate(runs):
-        shape, impl = shapes[n // len(IMPLS)], IMPLS[n % len(IMPLS)]
-        if kind != impl or len(kernels) % REPEAT:
+        shape, impl = shapes[n // len(impls)], impls[n % len(impls)]
+        if kind != KIND[impl] or len(kernels) % REPEAT:
             raise SystemExit(f"{path}: run {n} is {kind} with {len(kernels)} kernels, not {impl}")
         out[(*shape, impl)] = summary(kernels[len(kernels) // REPEAT * (REPEAT - 1) :])
     return out
@@ -213,7 +220,7 @@ def profiled_shapes(path: Path, missed: list[tuple[int, int]]) -> list[tuple[int
     return shapes
 
 
-def table(missed: dict, ncu_dir: Path) -> str:
+def table(missed: dict, ncu_dir: Path, impls: tuple[str, ...] = IMPLS) -> str:
     heads = [h for _, h, _ in METRICS]
     lines = [
         "| op | dtype | shape | behind | vs | "
@@ -226,7 +233,7 @@ def table(missed: dict, ncu_dir: Path) -> str:
         if not path.exists():
             lines.append(f"| {op} | {dtype} | ({len(shapes)} shapes: no {path.name}) |")
             continue
-        prof = profiled(path, profiled_shapes(path, [(r, h) for r, h, _, _ in shapes]))
+        prof = profiled(path, profiled_shapes(path, [(r, h) for r, h, _, _ in shapes]), impls)
         for rows, hidden, rival, behind in shapes:
             if (rows, hidden, rival) not in prof:
                 lines.append(
@@ -253,7 +260,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("sweeps", nargs="+", type=Path, help="gpu_sweep.py CSV files")
     parser.add_argument("--margin", type=float, default=1.0, help="percent (default 1)")
     parser.add_argument("--ncu", type=Path, help="directory of <op>-<dtype>.csv (table)")
+    parser.add_argument(
+        "--impls",
+        default=",".join(IMPLS),
+        help="the profiles' implementations, in the probe's --impls order (table)",
+    )
     args = parser.parse_args(argv)
+    impls = tuple(args.impls.split(","))
+    unknown = [i for i in impls if i not in KIND]
+    if unknown or "fusedops" not in impls or len(set(impls)) != len(impls):
+        parser.error(
+            f"--impls {args.impls}: each of {', '.join(KIND)} at most once, fusedops included"
+        )
     for path in args.sweeps:
         if not path.is_file():
             parser.error(f"{path} is not a file")
@@ -264,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.ncu is None or not args.ncu.is_dir():
         parser.error("table needs --ncu DIR, a directory")
-    print(table(missed, args.ncu))
+    print(table(missed, args.ncu, impls))
     return 0
 
 

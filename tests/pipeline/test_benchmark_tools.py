@@ -70,3 +70,51 @@ def test_a_profile_that_does_not_match_its_shapes_names_the_file(profile: Path) 
     shapes = ncu_miss_table.profiled_shapes(profile, [])
     with pytest.raises(SystemExit, match=r"6 runs of kernels for 1 shapes.*\.shapes"):
         ncu_miss_table.profiled(profile, shapes)
+
+
+# v38's real export: float32 rms_norm at 16384 x 16384 and 4096 x 16384 (its .shapes file),
+# each profiled twice as fusedops and then compile-static (inductor's kernels, like compile's).
+V38 = REPO / "benchmarks/raw/2026-11-29-h200-v38-add-evict-last/callE-ncu"
+V38_SWEEP = REPO / "benchmarks/raw/2026-11-29-h200-v38-sweep-rms-4754e19-run1.csv"
+STATIC = ("fusedops", "compile-static")
+
+
+def test_a_profile_against_compile_static_is_read_with_its_impls() -> None:
+    path = V38 / "rms_norm-float32.csv"
+    shapes = ncu_miss_table.profiled_shapes(path, [])
+    assert shapes == [(16384, 16384), (4096, 16384)]
+    prof = ncu_miss_table.profiled(path, shapes, STATIC)
+    assert prof[(16384, 16384, "fusedops")]["launch__registers_per_thread"] == 55
+    assert prof[(16384, 16384, "compile-static")]["launch__registers_per_thread"] == 32
+    assert prof[(4096, 16384, "compile-static")]["launch__grid_size"] == 4096
+
+
+def test_a_profile_read_with_other_impls_is_refused() -> None:
+    path = V38 / "rms_norm-float32.csv"
+    shapes = ncu_miss_table.profiled_shapes(path, [])
+    # The default three: 4 runs do not divide into them.
+    with pytest.raises(SystemExit, match="4 runs of kernels for 2 shapes x 3 implementations"):
+        ncu_miss_table.profiled(path, shapes)
+    # Two, but in the wrong order: the first run is ours, not inductor's.
+    with pytest.raises(SystemExit, match=r"run 0 is fusedops .* not compile-static"):
+        ncu_miss_table.profiled(path, shapes, ("compile-static", "fusedops"))
+
+
+def test_the_table_sets_ours_against_compile_static_where_it_leads() -> None:
+    missed = ncu_miss_table.misses(ncu_miss_table.sweep_times([V38_SWEEP]), 1.0)
+    text = ncu_miss_table.table(missed, V38, STATIC)
+    line = next(x for x in text.splitlines() if "| 16384 x 16384 |" in x)
+    assert "| compile-static | 531.01 / 501.15 |" in line
+    assert "| 55 / 32 |" in line
+    # Liger's misses at this width were not profiled against Liger.
+    assert "| 128 x 16384 | 4.1% | liger | not profiled |" in text
+
+
+@pytest.mark.parametrize("impls", ["fusedops,banana", "compile,liger", "fusedops,fusedops"])
+def test_bad_impls_are_refused_by_name(
+    impls: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["table", str(V38_SWEEP), "--ncu", str(tmp_path), "--impls", impls]
+    with pytest.raises(SystemExit):
+        ncu_miss_table.main(argv)
+    assert f"--impls {impls}: each of" in capsys.readouterr().err
