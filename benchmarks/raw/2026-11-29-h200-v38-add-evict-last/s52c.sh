@@ -6,7 +6,7 @@ set -u
 start=$(date +%s)
 R=$OUT/r; mkdir -p $R
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/gpu.txt
-W=$(ls .device/s52/*.whl)
+W=$(ls ${WHEEL:-.device/s52}/*.whl)
 if [ "${TESTS:-1}" = 1 ]; then
   timeout 170 python scripts/gpu_test.py $W --no-sanitizer -k "forward_plans or fused_add" > $R/tests-k.log 2>&1
   echo "tests -k rc=$? at $(( $(date +%s) - start )) s"

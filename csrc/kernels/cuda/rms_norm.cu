@@ -1020,8 +1020,9 @@ __global__ void __launch_bounds__(
       sum_sq = block_sum_one_barrier<kFewRows, kWarps>(sum_sq, scratch, parity);
     }
     if constexpr (kEvictLastX) {
-      // After the block's barrier every warp's loads of the row have returned,
-      // so no load still in flight can mark a demoted line evict_last again.
+      // Every warp's loads of the row have returned by now (their squares are
+      // summed across the block: a barrier, or a one-warp block's shuffles), so
+      // no load still in flight can mark a demoted line evict_last again.
       if (row >= prefetch.demote_from) {
         demote_l2(xr, hidden * sizeof(T));
         if constexpr (kAdd) demote_l2(residual + offset, hidden * sizeof(T));
@@ -1763,18 +1764,31 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device,
 //   24.0 both ways).
 // So rms_norm at C >= 2 and the fused add at C <= 2, in blocks of fewer than
 // 1024 threads (the fused add's 1024-thread blocks, float32 hidden 8192 and
-// 16-bit 16384, were level with and without it), and not where past_l2_plan
-// prefetches (its build marks its own lines) or runs the fused add in C = 2's
-// order. Other widths take it unmeasured: kHalves at other warp counts (e.g.
-// 10 and 12 at hidden 10240 and 12288), C = 2 at odd warp counts, 16-bit C = 4
+// 16-bit 16384, were not tried with it), and not where past_l2_plan prefetches
+// (its build marks its own lines) or runs the fused add in C = 2's order.
+// Other widths take it unmeasured: kHalves at other warp counts (e.g. 10 and 12
+// at hidden 10240 and 12288), C = 2 at odd warp counts, 16-bit rms_norm C = 4
 // past hidden 16384, float32 rms_norm C = 2 at other than 8 warps and C = 4 at
-// 9-15 and 17-31. The fused add at C = 4 (in blocks below 1024 threads: 16-bit
-// hidden 16392-31744, float32 8196-15872; unmeasured), double and archs other
-// than sm_90 never take it.
+// 9-15 and 17-31, the fused add at C = 1 below 8 warps and at C = 2 at other
+// even warp counts (e.g. float32 hidden 6144, 24 warps). The fused add at C = 4
+// (in blocks below 1024 threads: 16-bit hidden 16392-31744, float32 8196-15872;
+// unmeasured), double and archs other than sm_90 never take it.
 template <typename T>
 bool evict_last_x_planned(bool add, int c, int block_threads, const DeviceLimits& device) {
   return sizeof(T) <= 4 && device.cc_major == 9 && (add ? c <= 2 : c >= 2) &&
          block_threads < kSinglePassMaxThreads;
+}
+
+// And only where its build leaves an SM the warps of the plain one, or more than
+// kFewWarpsPastL2: the 16-bit fused add's runtime-warp-count build takes 56
+// registers with evict_last against 48 (fp16) and 52 (bf16) without (sm_90,
+// CUDA 13.0). At 8 warps that is 4 blocks an SM instead of 5 for fp16, and it
+// measured 4.0-4.9% faster all the same (exp57); but at 19-21 warps (fp16
+// hidden 9224-10752) it would be one block instead of two, the loss v34
+// measured 6.1-7.9% slower with the prefetch. That width stays plain
+// (unmeasured with evict_last).
+inline bool evict_last_keeps_warps(int evict_last_warps, int plain_warps) {
+  return evict_last_warps >= plain_warps || evict_last_warps > kFewWarpsPastL2;
 }
 
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
@@ -1868,12 +1882,23 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     if constexpr (sizeof(T) <= 4) {
       if (evict_last_x_planned<T>(residual != nullptr, c, threads, device)) {
         // evict_last_x_planned: the fused add at C = 1 or 2, rms_norm at 2 or 4
-        if (residual != nullptr) {
-          if (c == 1) return launch_with_warps<T, 1, true, false, false, true>(threads, full, go);
-          return launch_with_warps<T, 2, true, false, false, true>(threads, full, go);
+        auto pick_evict_last = [&](const auto& launch) {
+          if (residual != nullptr) {
+            if (c == 1) {
+              return launch_with_warps<T, 1, true, false, false, true>(threads, full, launch);
+            }
+            return launch_with_warps<T, 2, true, false, false, true>(threads, full, launch);
+          }
+          if (c == 2) {
+            return launch_with_warps<T, 2, false, false, false, true>(threads, full, launch);
+          }
+          return launch_with_warps<T, 4, false, false, false, true>(threads, full, launch);
+        };
+        const int plain = warps_per_sm(
+            threads, [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); });
+        if (evict_last_keeps_warps(warps_per_sm(threads, pick_evict_last), plain)) {
+          return pick_evict_last(go);
         }
-        if (c == 2) return launch_with_warps<T, 2, false, false, false, true>(threads, full, go);
-        return launch_with_warps<T, 4, false, false, false, true>(threads, full, go);
       }
     }
     return pick(std::false_type{}, std::false_type{}, go);
