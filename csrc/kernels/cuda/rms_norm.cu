@@ -854,6 +854,16 @@ __device__ __forceinline__ VecT load_read_only(const VecT* p) {
   return v;
 }
 
+// The weight as a kEvictLastX build loads it (load_read_only), else plainly.
+template <bool kEvictLastX, typename VecT>
+__device__ __forceinline__ VecT load_weight(const VecT* p) {
+  if constexpr (kEvictLastX) {
+    return load_read_only(p);
+  } else {
+    return *p;
+  }
+}
+
 // The 16-bit 8-warp blocks whose latency build runs unchecked (kFull; see
 // fixed_warps_built): the fused add at C = 1 and 2, rms_norm at C = 1.
 constexpr bool unchecked_8_warp_block(bool add, int c) { return c == 1 || (add && c == 2); }
@@ -965,12 +975,12 @@ __global__ void __launch_bounds__(
           rv[c] = kEvictLastX ? load_evict_last(rr + i) : rr[i];
         }
         if constexpr (kEarlyWeight && !kGuardWeight) {
-          wv[c] = kEvictLastX ? load_read_only(w + i) : w[i];
+          wv[c] = load_weight<kEvictLastX>(w + i);
         }
       }
       if constexpr (kGuardWeight) {
         if (static_cast<int>(threadIdx.x) < nvec) {  // always: the row is full
-          wv[c] = kEvictLastX ? load_read_only(w + i) : w[i];
+          wv[c] = load_weight<kEvictLastX>(w + i);
         }
       }
     }
@@ -1038,7 +1048,7 @@ __global__ void __launch_bounds__(
         if constexpr (kEarlyWeight) {
           keep_packed(wv[c]);
         } else {
-          wv[c] = kEvictLastX ? load_read_only(w + i) : w[i];
+          wv[c] = load_weight<kEvictLastX>(w + i);
         }
         outr[i] = normed(xv[c], rstd, wv[c]);
       }
