@@ -1,8 +1,11 @@
 """Which sweep shapes trail the fastest other implementation, and what ncu says about each.
 
     python benchmarks/tools/ncu_miss_table.py misses SWEEP.csv [SWEEP2.csv ...] [--margin 1]
+            [--rivals compile,liger] [--count]
         # one line per (op, dtype): the shapes where fusedops trails by more than
         # --margin percent, as ncu_fwd_probe.py's --op/--dtype/--shapes arguments
+        # (--count: how many per op instead; --rivals: only these count as rivals,
+        # e.g. to compare with a sweep run before compile-static existed)
     python benchmarks/tools/ncu_miss_table.py table SWEEP.csv [...] --ncu DIR [--margin 1]
             [--impls fusedops,compile,liger]
         # a markdown table: each miss, fusedops against the implementation it
@@ -66,14 +69,21 @@ def sweep_times(paths: list[Path]) -> dict[tuple[str, str, int, int], dict[str, 
 
 
 def misses(
-    times: dict[tuple[str, str, int, int], dict[str, float]], margin: float
+    times: dict[tuple[str, str, int, int], dict[str, float]],
+    margin: float,
+    rivals: tuple[str, ...] | None = None,
 ) -> dict[tuple[str, str], list[tuple[int, int, str, float]]]:
-    """(op, dtype) -> [(rows, hidden, the impl trailed, percent behind)], sorted."""
+    """(op, dtype) -> [(rows, hidden, the impl trailed, percent behind)], sorted.
+    rivals: the implementations that count (None: every one but fusedops and the copy)."""
     out: dict[tuple[str, str], list[tuple[int, int, str, float]]] = defaultdict(list)
     for (op, dtype, rows, hidden), t in sorted(times.items()):
         # Every rival in the sweep (gpu_sweep.py's opt-in compile-static too); the copy
         # is the ceiling, not a rival.
-        others = {i: us for i, us in t.items() if i not in ("fusedops", "copy")}
+        others = {
+            i: us
+            for i, us in t.items()
+            if i not in ("fusedops", "copy") and (rivals is None or i in rivals)
+        }
         if "fusedops" not in t or not others:
             continue
         rival = min(others, key=others.get)
@@ -265,6 +275,10 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(IMPLS),
         help="the profiles' implementations, in the probe's --impls order (table)",
     )
+    parser.add_argument(
+        "--rivals", help="only these implementations count as rivals (default: all but the copy)"
+    )
+    parser.add_argument("--count", action="store_true", help="misses: how many per op")
     args = parser.parse_args(argv)
     impls = tuple(args.impls.split(","))
     unknown = [i for i in impls if i not in KIND]
@@ -275,7 +289,24 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.sweeps:
         if not path.is_file():
             parser.error(f"{path} is not a file")
-    missed = misses(sweep_times(args.sweeps), args.margin)
+    times = sweep_times(args.sweeps)
+    rivals = None
+    if args.rivals is not None:
+        rivals = tuple(args.rivals.split(","))
+        in_sweeps = {impl for t in times.values() for impl in t}
+        absent = [r for r in rivals if r not in in_sweeps or r in ("fusedops", "copy")]
+        if absent:
+            parser.error(f"--rivals {args.rivals}: {', '.join(absent)} not a rival in the sweeps")
+    missed = misses(times, args.margin, rivals)
+    if args.count:
+        by_op: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for key, t in times.items():
+            by_op[key[0]][1] += "fusedops" in t
+        for (op, _), shapes in missed.items():
+            by_op[op][0] += len(shapes)
+        for op, (behind, shapes) in sorted(by_op.items()):
+            print(f"{op}: {behind} of {shapes} shapes behind by more than {args.margin:g}%")
+        return 0
     if args.command == "misses":
         for (op, dtype), shapes in missed.items():
             print(op, dtype, ",".join(f"{r}x{h}" for r, h, _, _ in shapes))

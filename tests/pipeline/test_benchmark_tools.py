@@ -118,3 +118,33 @@ def test_bad_impls_are_refused_by_name(
     with pytest.raises(SystemExit):
         ncu_miss_table.main(argv)
     assert f"--impls {impls}: each of" in capsys.readouterr().err
+
+
+V38_ADD = [
+    REPO / f"benchmarks/raw/2026-11-29-h200-v38-sweep-add-4754e19-run{n}.csv" for n in (1, 2)
+]
+
+
+@pytest.mark.parametrize(
+    ("rivals", "behind"),
+    [([], 20), (["--rivals", "compile,liger"], 16), (["--rivals", "liger"], 10)],
+)
+def test_misses_are_counted_against_the_rivals_asked_for(
+    rivals: list[str], behind: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # v38's two fused add runs, each shape at its fastest: RESULTS.md v38's counts.
+    argv = ["misses", *map(str, V38_ADD), "--count", *rivals]
+    assert ncu_miss_table.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out == f"fused_add_rms_norm: {behind} of 132 shapes behind by more than 1%\n"
+
+
+@pytest.mark.parametrize("rivals", ["compile-static", "copy", "liger,banana"])
+def test_a_rival_the_sweep_lacks_is_refused_by_name(
+    rivals: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # v37's rms_norm sweep ran before compile-static existed.
+    sweep = REPO / "benchmarks/raw/2026-11-29-h200-v37-sweep-rms-2ed24bd-run1.csv"
+    with pytest.raises(SystemExit):
+        ncu_miss_table.main(["misses", str(sweep), "--rivals", rivals])
+    assert f"--rivals {rivals}:" in capsys.readouterr().err
