@@ -280,11 +280,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--count", action="store_true", help="misses: how many per op")
     args = parser.parse_args(argv)
+    if args.count and args.command != "misses":
+        parser.error("--count is for misses")
     impls = tuple(args.impls.split(","))
-    unknown = [i for i in impls if i not in KIND]
-    if unknown or "fusedops" not in impls or len(set(impls)) != len(impls):
+    kinds = [KIND.get(i) for i in impls]
+    if None in kinds or "fusedops" not in impls or len(set(kinds)) != len(kinds):
+        # compile and compile-static launch the same kind of kernel (triton_*), so a
+        # profile of both cannot tell their runs apart.
         parser.error(
-            f"--impls {args.impls}: each of {', '.join(KIND)} at most once, fusedops included"
+            f"--impls {args.impls}: each of {', '.join(KIND)} at most once, fusedops "
+            "included, and not both compile and compile-static"
         )
     for path in args.sweeps:
         if not path.is_file():

@@ -110,7 +110,10 @@ def test_the_table_sets_ours_against_compile_static_where_it_leads() -> None:
     assert "| 128 x 16384 | 4.1% | liger | not profiled |" in text
 
 
-@pytest.mark.parametrize("impls", ["fusedops,banana", "compile,liger", "fusedops,fusedops"])
+@pytest.mark.parametrize(
+    "impls",
+    ["fusedops,banana", "compile,liger", "fusedops,fusedops", "fusedops,compile,compile-static"],
+)
 def test_bad_impls_are_refused_by_name(
     impls: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -139,12 +142,21 @@ def test_misses_are_counted_against_the_rivals_asked_for(
     assert out == f"fused_add_rms_norm: {behind} of 132 shapes behind by more than 1%\n"
 
 
-@pytest.mark.parametrize("rivals", ["compile-static", "copy", "liger,banana"])
+@pytest.mark.parametrize(
+    ("rivals", "absent"),
+    [("compile-static", "compile-static"), ("copy", "copy"), ("liger,banana", "banana")],
+)
 def test_a_rival_the_sweep_lacks_is_refused_by_name(
-    rivals: str, capsys: pytest.CaptureFixture[str]
+    rivals: str, absent: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # v37's rms_norm sweep ran before compile-static existed.
     sweep = REPO / "benchmarks/raw/2026-11-29-h200-v37-sweep-rms-2ed24bd-run1.csv"
     with pytest.raises(SystemExit):
         ncu_miss_table.main(["misses", str(sweep), "--rivals", rivals])
-    assert f"--rivals {rivals}:" in capsys.readouterr().err
+    assert f"--rivals {rivals}: {absent} not a rival" in capsys.readouterr().err
+
+
+def test_count_is_refused_for_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        ncu_miss_table.main(["table", str(V38_SWEEP), "--ncu", str(tmp_path), "--count"])
+    assert "--count is for misses" in capsys.readouterr().err

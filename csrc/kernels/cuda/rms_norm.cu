@@ -1668,19 +1668,12 @@ bool halves_planned(bool add, int c, int threads, bool past_l2, const DeviceLimi
          (past_l2 || threads == kSinglePassMaxThreads);
 }
 
-// Launches the kHalves build for a C = 2 plan of 2 * threads threads. The fused
-// add takes it only at runtime warp counts (past_l2_plan: 10-12 warps on
-// sm_90), so only that build of it is compiled. evict_last_x: rms_norm's rows
-// past the L2 (evict_last_x_planned), with plan.demote_from.
-template <typename T, bool kAdd>
-void launch_fwd_halves(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
-                       int64_t rows, int hidden, typename Acc<T>::type inv_h,
-                       typename Acc<T>::type e, unsigned grid, int threads, bool evict_last_x,
-                       const RowPrefetch& plan, cudaStream_t stream) {
-  auto go = [&](auto kernel) {
-    kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, hidden,
-                                         inv_h, e, plan);
-  };
+// Calls go(kernel) with the kHalves build for a C = 2 plan of 2 * threads
+// threads. The fused add takes it only at runtime warp counts (past_l2_plan:
+// 10-12 warps on sm_90), so only that build of it is compiled. evict_last_x:
+// rms_norm's rows past the L2 (evict_last_x_planned), with plan.demote_from.
+template <typename T, bool kAdd, typename Go>
+void pick_halves(int threads, bool evict_last_x, const Go& go) {
   if constexpr (kAdd) {
     return go(rms_norm_fwd_single_pass_kernel<T, 4, true, false, 0, false, false, true>);
   } else {
@@ -1704,6 +1697,27 @@ void launch_fwd_halves(T* out, T* residual_out, const T* x, const T* residual, c
     if (evict_last_x) return with_warps(std::true_type{});
     return with_warps(std::false_type{});
   }
+}
+
+// Warps an SM holds of pick_halves's kernel in blocks of `threads`.
+template <typename T, bool kAdd>
+int halves_warps_per_sm(int threads, bool evict_last_x) {
+  const void* kernel = nullptr;
+  pick_halves<T, kAdd>(threads, evict_last_x,
+                       [&](auto k) { kernel = reinterpret_cast<const void*>(k); });
+  return blocks_per_sm(kernel, threads, current_device()) * (threads / 32);
+}
+
+// Launches pick_halves's kernel.
+template <typename T, bool kAdd>
+void launch_fwd_halves(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
+                       int64_t rows, int hidden, typename Acc<T>::type inv_h,
+                       typename Acc<T>::type e, unsigned grid, int threads, bool evict_last_x,
+                       const RowPrefetch& plan, cudaStream_t stream) {
+  pick_halves<T, kAdd>(threads, evict_last_x, [&](auto kernel) {
+    kernel<<<grid, threads, 0, stream>>>(out, residual_out, x, residual, weight, rows, hidden,
+                                         inv_h, e, plan);
+  });
 }
 
 // Warps an SM holds of the kernel a plan's pick would launch in blocks of
@@ -1776,11 +1790,12 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device,
 // 1024 threads (the fused add's 1024-thread blocks, float32 hidden 8192 and
 // 16-bit 16384, were not tried with it), and not where past_l2_plan prefetches
 // (its build marks its own lines) or runs the fused add in C = 2's order.
-// Other widths take it unmeasured: kHalves at other warp counts (e.g. 10 and 12
-// at hidden 10240 and 12288), C = 2 at odd warp counts, 16-bit rms_norm C = 4
-// past hidden 16384, float32 rms_norm C = 2 at other than 8 warps and C = 4 at
-// 9-15 and 17-31, the fused add at C = 1 below 8 warps and at C = 2 at other
-// even warp counts (e.g. float32 hidden 6144, 24 warps). The fused add at C = 4
+// Other widths take it unmeasured where evict_last_keeps_warps allows: kHalves
+// at other warp counts (e.g. 10 at hidden 10240), C = 2 at odd warp counts,
+// 16-bit rms_norm C = 4 past hidden 16384 (25-31 warps; 19-24 prefetch),
+// float32 rms_norm C = 2 at other than 8 warps and C = 4 at 9-15, 17-18 and
+// 25-31 (19-24 prefetch), the fused add at C = 1 below 8 warps and at C = 2 at
+// other even warp counts (e.g. float32 hidden 6144, 24 warps). The fused add at C = 4
 // (in blocks below 1024 threads: 16-bit hidden 16392-31744, float32 8196-15872;
 // unmeasured), double and archs other than sm_90 never take it.
 template <typename T>
@@ -1790,13 +1805,18 @@ bool evict_last_x_planned(bool add, int c, int block_threads, const DeviceLimits
 }
 
 // And only where its build leaves an SM the warps of the plain one, or more than
-// kFewWarpsPastL2: the 16-bit fused add's runtime-warp-count build takes 56
-// registers with evict_last against 48 (fp16) and 52 (bf16) without (sm_90,
-// CUDA 13.0). At 8 warps that is 4 blocks an SM instead of 5 for fp16, and it
-// measured 4.0-4.9% faster all the same (exp57); but at 19-21 warps (fp16
-// hidden 9224-10752) it would be one block instead of two, the loss v34
-// measured 6.1-7.9% slower with the prefetch. That width stays plain
-// (unmeasured with evict_last).
+// kFewWarpsPastL2. The evict_last builds take more registers at some widths
+// (sm_90, CUDA 13.0): the 16-bit fused add's runtime-warp-count build 56 against
+// 48 (fp16) and 52 (bf16), 16-bit rms_norm's kHalves builds 59-62 against 55-56.
+// Where that costs warps but leaves more than kFewWarpsPastL2 it measured faster
+// all the same (the fp16 fused add at 8 warps: 4 blocks an SM instead of 5,
+// 4.0-4.9% faster, exp57; kHalves at 4 warps, 8 blocks instead of 9, v37). Where
+// it would leave kFewWarpsPastL2 or fewer, the plain build runs: the fp16 fused
+// add at 19-21 warps (hidden 9224-10752: one block instead of two, the loss v34
+// measured 6.1-7.9% slower with the prefetch), kHalves at 11-12 warps
+// (hidden 10760-11264 and 11784-12288: 22-24 warps instead of 33-36), 16-bit
+// rms_norm at C = 4 in 17-18 warps (hidden 16392-18432: one block instead of
+// two). None of those was measured with evict_last.
 inline bool evict_last_keeps_warps(int evict_last_warps, int plain_warps) {
   return evict_last_warps >= plain_warps || evict_last_warps > kFewWarpsPastL2;
 }
@@ -1872,7 +1892,11 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
         pick(std::true_type{}, std::false_type{}, probe);
       })) {
     if constexpr (sizeof(T) == 2) {
-      const bool evict_last_x = past_l2 && evict_last_x_planned<T>(false, 4, threads / 2, device);
+      bool evict_last_x = past_l2 && evict_last_x_planned<T>(false, 4, threads / 2, device);
+      if (evict_last_x) {
+        evict_last_x = evict_last_keeps_warps(halves_warps_per_sm<T, false>(threads / 2, true),
+                                              halves_warps_per_sm<T, false>(threads / 2, false));
+      }
       return launch_fwd_halves<T, false>(out, nullptr, x, nullptr, weight, rows, h, inv_h, e, grid,
                                          threads / 2, evict_last_x, prefetch, stream);
     }
