@@ -32,6 +32,8 @@ from ncu_target import DTYPES, parse_shapes, profile_each_once
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import IMPLS, OPS, OPT_IN_IMPLS, choices, implementation, liger_ops, make_inputs
 
+KNOWN_IMPLS = IMPLS + OPT_IN_IMPLS
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -40,16 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--shapes", type=parse_shapes, default="1x4096,128x4096", help="ROWSxHIDDEN,..."
     )
-    parser.add_argument(
-        "--impls", default="fusedops,liger,compile", help=",".join(IMPLS + OPT_IN_IMPLS)
-    )
+    parser.add_argument("--impls", default="fusedops,liger,compile", help=",".join(KNOWN_IMPLS))
     parser.add_argument(
         "--repeat", type=int, default=1, help="profile this many calls of each in a row"
     )
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, not {args.repeat}")
-    impls = choices(parser, "--impls", args.impls, IMPLS + OPT_IN_IMPLS)
+    impls = choices(parser, "--impls", args.impls, KNOWN_IMPLS)
     dtype = getattr(torch, args.dtype)
     lg = liger_ops() if "liger" in impls else None
     calls = []

@@ -40,6 +40,8 @@ IMPLS = ("fusedops", "compile", "liger")
 # Which kernels each implementation a profile can hold launches (kind_of's kinds).
 KIND = {"fusedops": "fusedops", "compile": "compile", "compile-static": "compile", "liger": "liger"}
 REPEAT = 2
+# In a sweep but never a rival: ours, and the copy (the ceiling).
+NOT_RIVALS = ("fusedops", "copy")
 
 # (column, heading, format) of the table, per implementation.
 METRICS = (
@@ -80,9 +82,7 @@ def misses(
         # Every rival in the sweep (gpu_sweep.py's opt-in compile-static too); the copy
         # is the ceiling, not a rival.
         others = {
-            i: us
-            for i, us in t.items()
-            if i not in ("fusedops", "copy") and (rivals is None or i in rivals)
+            i: us for i, us in t.items() if i not in NOT_RIVALS and (rivals is None or i in rivals)
         }
         if "fusedops" not in t or not others:
             continue
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rivals is not None:
         rivals = tuple(args.rivals.split(","))
         in_sweeps = {impl for t in times.values() for impl in t}
-        absent = [r for r in rivals if r not in in_sweeps or r in ("fusedops", "copy")]
+        absent = [r for r in rivals if r not in in_sweeps or r in NOT_RIVALS]
         if absent:
             parser.error(f"--rivals {args.rivals}: {', '.join(absent)} not a rival in the sweeps")
     missed = misses(times, args.margin, rivals)

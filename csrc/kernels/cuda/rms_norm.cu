@@ -1699,15 +1699,6 @@ void pick_halves(int threads, bool evict_last_x, const Go& go) {
   }
 }
 
-// Warps an SM holds of pick_halves's kernel in blocks of `threads`.
-template <typename T, bool kAdd>
-int halves_warps_per_sm(int threads, bool evict_last_x) {
-  const void* kernel = nullptr;
-  pick_halves<T, kAdd>(threads, evict_last_x,
-                       [&](auto k) { kernel = reinterpret_cast<const void*>(k); });
-  return blocks_per_sm(kernel, threads, current_device()) * (threads / 32);
-}
-
 // Launches pick_halves's kernel.
 template <typename T, bool kAdd>
 void launch_fwd_halves(T* out, T* residual_out, const T* x, const T* residual, const T* weight,
@@ -1725,6 +1716,14 @@ void launch_fwd_halves(T* out, T* residual_out, const T* x, const T* residual, c
 template <typename Pick>
 int warps_per_sm(int threads, const Pick& pick) {
   return blocks_per_sm(picked_kernel(pick).kernel, threads, current_device()) * (threads / 32);
+}
+
+// The same for pick_halves's kernel.
+template <typename T, bool kAdd>
+int halves_warps_per_sm(int threads, bool evict_last_x) {
+  return warps_per_sm(threads, [&](const auto& probe) {
+    pick_halves<T, kAdd>(threads, evict_last_x, [&](auto kernel) { probe(kernel, false); });
+  });
 }
 
 // What a batch past the L2 runs, besides 16-bit rms_norm in C = 2's order
@@ -1757,10 +1756,10 @@ constexpr int kFewWarpsPastL2 = 24;
 
 enum class PastL2 { kPlain, kPrefetch, kHalves };
 
-template <typename T, typename PickPlain, typename PickPrefetch>
-PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device,
-                    const PickPlain& pick_plain, const PickPrefetch& pick_prefetch) {
-  const int plain = warps_per_sm(threads, pick_plain);
+// plain: the warps an SM holds of the occupancy build without the prefetch.
+template <typename T, typename PickPrefetch>
+PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device, int plain,
+                    const PickPrefetch& pick_prefetch) {
   if (plain > kFewWarpsPastL2) return PastL2::kPlain;
   if (add) return halves_built<T>(c, threads, device) ? PastL2::kHalves : PastL2::kPlain;
   return warps_per_sm(threads, pick_prefetch) == plain ? PastL2::kPrefetch : PastL2::kPlain;
@@ -1902,9 +1901,10 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     }
   }
   if (past_l2) {
+    const int plain = warps_per_sm(
+        threads, [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); });
     const PastL2 plan = past_l2_plan<T>(
-        residual != nullptr, c, threads, device,
-        [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); },
+        residual != nullptr, c, threads, device, plain,
         [&](const auto& probe) { pick(std::false_type{}, std::true_type{}, probe); });
     if (plan == PastL2::kHalves) {
       if constexpr (sizeof(T) == 2) {
@@ -1928,8 +1928,6 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
           }
           return launch_with_warps<T, 4, false, false, false, true>(threads, full, launch);
         };
-        const int plain = warps_per_sm(
-            threads, [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); });
         if (evict_last_keeps_warps(warps_per_sm(threads, pick_evict_last), plain)) {
           return pick_evict_last(go);
         }
