@@ -46,7 +46,8 @@ def norms_past_the_l2(dtype: torch.dtype, hidden: int) -> None:
     """The forward's builds for rows past the L2: those that prefetch rows ahead, and on
     sm_90 the evict_last reads of x (and the fused add's residual) with the last rows'
     lines set back to normal (bf16 4096: rms_norm C = 4 in C = 2's order, the fused add
-    C = 2; float32 2048: C = 2; fp16 2048: the fused add at C = 1)."""
+    C = 2; float32 2048: C = 2; fp16 2048: the fused add at C = 1; float32 16384:
+    rms_norm reading x twice, its lines set back after the second read)."""
     row_bytes = hidden * dtype.itemsize
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     rows = props.L2_cache_size * 5 // 4 // row_bytes + 1
@@ -62,6 +63,7 @@ def rows_past_the_l2() -> None:
 
 def float32_rows_past_the_l2() -> None:
     norms_past_the_l2(torch.float32, 2048)
+    norms_past_the_l2(torch.float32, 16384)
 
 
 def fp16_rows_past_the_l2() -> None:
@@ -137,7 +139,8 @@ def main(dtype_names: tuple[str, ...] = DTYPES) -> None:
             # kernel at 8 vectors a thread; the two-pass kernel for double 6144, and
             # double 8192 (16-warp blocks) with its floor of 8 rows a block. 8196 and
             # 4098 leave thread slots idle (fp32 C = 8: 288 threads for 2049 vectors;
-            # double two-pass likewise).
+            # double two-pass likewise). fp32 16384's forward: rms_norm reads x twice
+            # on sm_90 (two 1024-thread blocks an SM).
             (300, 12288),
             (300, 6144),
             (300, 16384),

@@ -175,7 +175,9 @@ def test_a_row_gets_the_same_bits_in_any_batch(dtype: torch.dtype, hidden: int) 
 # rms_norm reads x evict_last at C >= 2 where it does not prefetch, and the fused
 # add its inputs at C <= 2 where it does not run in C = 2's order
 # (evict_last_x_planned), where that build keeps the warps an SM holds or more than
-# 24 (evict_last_keeps_warps; the kHalves builds too). Other archs check the bits only.
+# 24 (evict_last_keeps_warps; the kHalves builds too). float32 rms_norm rows of full
+# 1024-thread blocks (hidden 16384) read x twice, evict_last first (reread_planned).
+# Other archs check the bits only.
 PAST_L2 = {  # (dtype, hidden): on sm_90
     (torch.bfloat16, 2048): (False, False, False, True),  # C = 1, 8 blocks of 8 warps an SM
     (torch.bfloat16, 4096): (False, False, True, True),  # fused add: 4 blocks of 8 warps
@@ -196,7 +198,8 @@ PAST_L2 = {  # (dtype, hidden): on sm_90
     (torch.float32, 4096): (False, False, True, True),  # C = 4, 4 blocks of 8 warps, kFull
     (torch.float32, 6144): (False, False, True, True),  # the fused add: one block of 24 warps
     (torch.float32, 10240): (True, False, False, False),  # one block of 20 warps (the add: C = 4)
-    (torch.float32, 16384): (False, False, False, False),  # one block of 32 warps
+    # one block of 32 warps an SM holding the row; rms_norm re-reads it in two (REREAD_ROWS)
+    (torch.float32, 16384): (False, False, True, False),
 }
 
 
@@ -216,7 +219,7 @@ FLAG = {"true": True, "1": True, "false": False, "0": False}
 
 def single_pass_args(names: list[str]) -> list[list[str]]:
     """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch, kHalves,
-    kEvictLastX> of each single-pass forward kernel among `names` (kernels_of's demangled
+    kEvictLastX, kReread> of each single-pass forward kernel among `names` (kernels_of's demangled
     names)."""
     found = (SINGLE_PASS.search(name) for name in names)
     return [[arg.strip() for arg in m.group(1).split(",")] for m in found if m]
@@ -227,11 +230,12 @@ FEW_ROWS = 3
 PREFETCH = 6
 HALVES = 7
 EVICT_LAST_X = 8
+REREAD = 9
 
 
 def single_pass_flags(call, index: int) -> list[bool]:
     """One bool template argument (FEW_ROWS: kFewRows, the latency build; PREFETCH:
-    kPrefetch; HALVES: kHalves; EVICT_LAST_X: kEvictLastX) of each single-pass forward
+    kPrefetch; HALVES: kHalves; EVICT_LAST_X: kEvictLastX; REREAD: kReread) of each single-pass forward
     kernel `call` launches, from the demangled names torch.profiler records."""
     names = kernels_of(call)
     flags = []
@@ -258,7 +262,7 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
         [torch.cat(parts) for parts in zip(*chunks, strict=True)], batch, f"{chunk}-row chunks"
     )
     assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
-    for flag in (PREFETCH, EVICT_LAST_X):
+    for flag in (PREFETCH, EVICT_LAST_X, REREAD):
         assert single_pass_flags(forward_call(x[:chunk], None, w), flag) == [False]
         assert single_pass_flags(forward_call(x[:chunk], r[:chunk], w), flag) == [False]
     if torch.cuda.get_device_capability() != (9, 0):
@@ -271,12 +275,60 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
     rms_halves = halves_planned(dtype, hidden, past_l2=True)
     assert single_pass_flags(forward_call(x, None, w), HALVES) == [rms_halves]
     assert single_pass_flags(forward_call(x, None, w), EVICT_LAST_X) == [rms_evict_last]
+    rereads = reread_planned(dtype, hidden)
+    assert single_pass_flags(forward_call(x, None, w), REREAD) == [rereads]
     add = single_pass_args(kernels_of(forward_call(x, r, w)))
     assert len(add) == 1, add
+    assert not FLAG[add[0][REREAD]], add[0]
     assert (FLAG[add[0][PREFETCH]], FLAG[add[0][HALVES]]) == (False, add_halves), add[0]
     assert FLAG[add[0][EVICT_LAST_X]] == add_evict_last, add[0]
     if add_halves:  # at a runtime warp count, 4 vectors a thread
         assert (add[0][1], add[0][4]) == ("4", "0"), add[0]
+
+
+def reread_planned(dtype: torch.dtype, hidden: int) -> bool:
+    """Whether rms_norm's batches of more rows than SMs read x twice on sm_90
+    (reread_planned in rms_norm.cu): float32 rows that fill 1024-thread blocks at 4
+    vectors a thread."""
+    nvec = hidden * dtype.itemsize // 16
+    return dtype == torch.float32 and nvec == 4 * 1024
+
+
+# float32 rms_norm rows of full 1024-thread blocks in batches the L2 holds: the
+# re-reading build without evict_last on sm_90, the held row at as many rows as SMs
+# (the latency build) and where the row does not fill the block. Bits: the batch
+# against as many rows as SMs and a row alone (on sm_90+ the cluster kernel).
+REREAD_ROWS = [  # (dtype, hidden)
+    (torch.float32, 16384),  # 1024 threads x 4 vectors, full
+    (torch.float32, 16380),  # 1024 threads, the last thread one vector short
+    (torch.float32, 8192),  # 512 threads x 4 vectors
+]
+
+
+@pytest.mark.parametrize(("dtype", "hidden"), REREAD_ROWS, ids=str)
+def test_a_batch_of_full_1024_thread_float32_rows_reads_x_twice_on_sm90(
+    dtype: torch.dtype, hidden: int
+) -> None:
+    sms = sm_count()
+    rows = occupancy_batch(dtype, hidden) + 4
+    x, r, w = norm_inputs(rows, hidden, dtype)
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    assert rows * hidden * dtype.itemsize <= props.L2_cache_size, "not a batch the L2 holds"
+    if torch.cuda.get_device_capability() == (9, 0):
+        launched = single_pass_args(kernels_of(forward_call(x, None, w)))
+        assert len(launched) == 1, launched
+        rereads = reread_planned(dtype, hidden)
+        assert FLAG[launched[0][REREAD]] == rereads, launched[0]
+        assert not FLAG[launched[0][EVICT_LAST_X]], launched[0]
+        if rereads:  # C = 4, 32 warps, kFull; the occupancy build
+            assert (launched[0][1], launched[0][4]) == ("4", "32"), launched[0]
+            assert FLAG[launched[0][5]] and not FLAG[launched[0][FEW_ROWS]], launched[0]
+    assert single_pass_flags(forward_call(x[:sms], None, w), REREAD) == [False]
+    batch = forwards(x, r, w)
+    for part in (slice(0, sms), slice(rows - 1, rows)):
+        got = forwards(x[part], r[part], w)
+        assert_same_bits(got, [b[part] for b in batch], f"rows {part.start}-{part.stop - 1}")
+    assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
 
 
 # 16-bit rms_norm rows of C = 2 blocks of 32 warps (hidden 16384) in a batch past

@@ -737,6 +737,16 @@ constexpr int single_pass_kernel_min_blocks() {
 }
 #undef FUSEDOPS_HOLD_FLOAT_ADD_C2
 
+// The kReread build's launch bound: two 1024-thread blocks an SM (32 registers)
+// on sm_90, the one arch that launches it (reread_planned); the others keep one
+// (sm_75, sm_86 and sm_120 hold at most 1536 threads an SM, two such blocks
+// never fit).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+constexpr int kRereadMinBlocks = 2;
+#else
+constexpr int kRereadMinBlocks = 1;
+#endif
+
 // The large-batch forward's L2 prefetch: the block of row r < rows_below asks
 // for the bytes of row r + (bytes_ahead / row bytes). Planned only when the
 // rows read (x, and the residual for the fused add) exceed the L2: there it
@@ -864,6 +874,22 @@ __device__ __forceinline__ VecT load_weight(const VecT* p) {
   }
 }
 
+// x read a second time for the output (kReread) instead of held in registers
+// across the reduction: a plain load, so the line the first read left in the L1
+// is found there (the first read's values are dead by then, and the volatile asm
+// keeps the compiler from merging the two reads back into one and holding it).
+template <typename VecT>
+__device__ __forceinline__ VecT load_row_again(const VecT* p) {
+  static_assert(sizeof(VecT) == 16, "16-byte vectors");
+  uint4 r;
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  VecT v;
+  memcpy(&v, &r, sizeof(v));
+  return v;
+}
+
 // The 16-bit 8-warp blocks whose latency build runs unchecked (kFull; see
 // fixed_warps_built): the fused add at C = 1 and 2, rms_norm at C = 1.
 constexpr bool unchecked_8_warp_block(bool add, int c) { return c == 1 || (add && c == 2); }
@@ -935,11 +961,16 @@ constexpr int single_pass_max_threads() {
 // kEvictLastX (past the L2, evict_last_x_planned): x, and the fused add's
 // residual, read evict_last (load_evict_last); rows from prefetch.demote_from
 // set back to normal once every warp of the block has read them.
+// kReread (reread_planned: float32 rms_norm in full 1024-thread blocks): x read
+// again for the output (load_row_again) instead of held across the reduction,
+// and the weight loaded then, so a block fits 32 registers and an SM holds two;
+// its evict_last rows are set back to normal after the second read.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch,
-          bool kHalves = false, bool kEvictLastX = false>
+          bool kHalves = false, bool kEvictLastX = false, bool kReread = false>
 __global__ void __launch_bounds__(
     single_pass_max_threads<T, C, kAdd, kFewRows, kWarps, kFull>(),
-    single_pass_kernel_min_blocks<T, C, kAdd, kFewRows, kFull, kPrefetch>())
+    kReread ? kRereadMinBlocks
+            : single_pass_kernel_min_blocks<T, C, kAdd, kFewRows, kFull, kPrefetch>())
     rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
                                     const T* __restrict__ x, const T* __restrict__ residual,
                                     const T* __restrict__ weight, int64_t rows, int hidden,
@@ -948,8 +979,12 @@ __global__ void __launch_bounds__(
   using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   using VecT = Vec<T, V>;
-  constexpr bool kEarlyWeight = !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>();
+  constexpr bool kEarlyWeight =
+      !kReread && !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   constexpr bool kGuardWeight = weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>();
+  static_assert(!kReread || (sizeof(T) == 4 && C == 4 && !kAdd && !kFewRows && kWarps == 32 &&
+                             kFull && !kPrefetch && !kHalves),
+                "float32 rms_norm rows of full 1024-thread blocks (reread_planned)");
   // The guard tests threadIdx.x, not each vector's index: it is there for the
   // compiler (weight_guarded_build), and only a full row may skip the checks.
   static_assert(!kGuardWeight || (kFull && kEarlyWeight && kWarps > 0));
@@ -1029,21 +1064,23 @@ __global__ void __launch_bounds__(
     } else {
       sum_sq = block_sum_one_barrier<kFewRows, kWarps>(sum_sq, scratch, parity);
     }
-    if constexpr (kEvictLastX) {
-      // Every warp's loads of the row have returned by now (their squares are
-      // summed across the block: a barrier, or a one-warp block's shuffles), so
-      // no load still in flight can mark a demoted line evict_last again.
+    // Every warp's evict_last loads of the row have returned by now (their
+    // squares are summed across the block: a barrier, or a one-warp block's
+    // shuffles), so no load still in flight can mark a demoted line again.
+    [[maybe_unused]] auto demote_row = [&] {
       if (row >= prefetch.demote_from) {
         demote_l2(xr, hidden * sizeof(T));
         if constexpr (kAdd) demote_l2(residual + offset, hidden * sizeof(T));
       }
-    }
+    };
+    if constexpr (kEvictLastX && !kReread) demote_row();
     const A rstd = inv_rms(sum_sq, inv_hidden, eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const int i = threadIdx.x + c * stride;
       if (kFull || i < nvec) {
+        if constexpr (kReread) xv[c] = load_row_again(xr + i);
         keep_packed(xv[c]);
         if constexpr (kEarlyWeight) {
           keep_packed(wv[c]);
@@ -1053,6 +1090,9 @@ __global__ void __launch_bounds__(
         outr[i] = normed(xv[c], rstd, wv[c]);
       }
     }
+    // After the second read too, which then still finds the row evict_last (the
+    // order measured, NOTES.md v39; the second read is plain and marks nothing).
+    if constexpr (kEvictLastX && kReread) demote_row();
     row += gridDim.x;
     parity ^= 1;
   } while (row < rows);
@@ -1820,6 +1860,32 @@ inline bool evict_last_keeps_warps(int evict_last_warps, int plain_warps) {
   return evict_last_warps >= plain_warps || evict_last_warps > kFewWarpsPastL2;
 }
 
+// Where float32 rms_norm runs the kReread build: rows that fill 1024-thread
+// blocks at 4 vectors a thread (hidden 16384), in batches of more rows than SMs.
+// Holding the row (55 registers) leaves an SM one such block, 32 of its 64
+// warps; inductor's kernel for the shape holds two in 32 registers, reads x
+// evict_last and again from the L1, and ran 5.6% faster (ncu at 16384 x 16384:
+// 501 us against 531, the same DRAM bytes, the DRAM at 88.9% of its peak against
+// 84.0%; NOTES.md v38). On an H200, the builds taking turns in one process,
+// bits checked (NOTES.md v39), against the held row:
+// - re-read, x read plainly: 2.3% and 2.9% faster at 256 and 512 rows (which the
+//   L2 holds), level at 1024 and 2048, 1.2-2.3% faster at 4096-65536;
+// - re-read with x read evict_last (kEvictLastX, demoted as usual): 6.7% slower
+//   at 256 rows, 0.9% faster at 512, level at 1024 (+0.5%), 1.3-4.0% faster at
+//   2048-65536 (16384 x 16384: 534.5 -> 513.6 us; inductor's 502.9);
+// - four copies of 12 MiB after 16384 x 16384 took 23.2 us after either, 22.9
+//   after the plain re-read.
+// (v35 had measured the plain re-read level and v37 evict_last on the held row
+// 2.4-2.7% slower.) So the re-read, with evict_last past the L2. Rows that do
+// not fill their block (hidden 12292-16380) keep the held row, unmeasured;
+// measured on sm_90 only, the one arch that holds its launch bound of two
+// blocks (kRereadMinBlocks).
+template <typename T>
+bool reread_planned(bool add, int c, int threads, bool full, const DeviceLimits& device) {
+  return std::is_same_v<T, float> && !add && c == 4 && threads == kSinglePassMaxThreads && full &&
+         device.cc_major == 9;
+}
+
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
 // doubled while the row would need more than 1024 threads; the caller checked
 // single_pass_fits.
@@ -1886,6 +1952,18 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     }
   }
   const bool past_l2 = prefetch.rows_below > 0;
+  if constexpr (std::is_same_v<T, float>) {
+    if (reread_planned<T>(residual != nullptr, c, threads, full, device)) {
+      if (past_l2) {
+        return go(
+            rms_norm_fwd_single_pass_kernel<T, 4, false, false, 32, true, false, false, true, true>,
+            true);
+      }
+      return go(
+          rms_norm_fwd_single_pass_kernel<T, 4, false, false, 32, true, false, false, false, true>,
+          true);
+    }
+  }
   if (halves_planned<T>(residual != nullptr, c, threads, past_l2, device) &&
       !latency_build_in_one_wave(rows, threads, device.sm_count, [&](const auto& probe) {
         pick(std::true_type{}, std::false_type{}, probe);
