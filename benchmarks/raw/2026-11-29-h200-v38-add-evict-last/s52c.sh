@@ -1,7 +1,7 @@
 # s52 calls B and C: 4754e19's nox wheel (.device/s52): the forward-plan and fused add tests,
 # both sanitizers, then gpu_sweep.py's norm grid one op and dtype at a time with the
 # rivals and a torch.compile made for each shape (compile-static), cut at the budget.
-# JOBS: "op:dtype ..." in order; BUDGET: seconds for the whole call.
+# JOBS: "op:dtype ..." in order; BUDGET: seconds for the whole call; LABEL: the sweep label (v38).
 set -u
 start=$(date +%s)
 R=$OUT/r; mkdir -p $R
@@ -19,7 +19,7 @@ for job in $JOBS; do
   op=${job%%:*}; dtype=${job##*:}
   left=$(( ${BUDGET:-570} - ($(date +%s) - start) ))
   [ $left -lt 60 ] && { echo "skipped $job (${left} s left)"; continue; }
-  PYTHONPATH=$D timeout $left python benchmarks/gpu_sweep.py --csv $R/sweep-$op-$dtype.csv --label v38 \
+  PYTHONPATH=$D timeout $left python benchmarks/gpu_sweep.py --csv $R/sweep-$op-$dtype.csv --label ${LABEL:-v38} \
     --ops $op --dtypes $dtype --impls fusedops,compile,compile-static,liger,copy > $R/sweep-$op-$dtype.log 2>&1
   echo "sweep $job rc=$? at $(( $(date +%s) - start )) s, $(wc -l < $R/sweep-$op-$dtype.log) lines"
 done
