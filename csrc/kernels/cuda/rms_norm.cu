@@ -815,6 +815,16 @@ __device__ __forceinline__ void demote_l2(const void* p, unsigned bytes) {
 #endif
 }
 
+// A kEvictLastX build's row set back to evict_normal (demote_l2) if it is one of
+// the last L2's rows (from demote_from): x's, and the fused add's residual's.
+template <bool kAdd, typename T>
+__device__ __forceinline__ void demote_row(const T* x, const T* residual, int64_t offset,
+                                           int hidden, int64_t row, int64_t demote_from) {
+  if (row < demote_from) return;
+  demote_l2(x + offset, hidden * sizeof(T));
+  if constexpr (kAdd) demote_l2(residual + offset, hidden * sizeof(T));
+}
+
 // x past the L2 read as inductor's rms_norm reads it (ncu, NOTES.md v37): a 16-byte
 // load whose line the L2 marks evict_last. Why that helps is not measured; our
 // reading is that the L2 then evicts the output's dirty lines before x's clean
@@ -1064,16 +1074,12 @@ __global__ void __launch_bounds__(
     } else {
       sum_sq = block_sum_one_barrier<kFewRows, kWarps>(sum_sq, scratch, parity);
     }
-    // Every warp's evict_last loads of the row have returned by now (their
-    // squares are summed across the block: a barrier, or a one-warp block's
-    // shuffles), so no load still in flight can mark a demoted line again.
-    [[maybe_unused]] auto demote_row = [&] {
-      if (row >= prefetch.demote_from) {
-        demote_l2(xr, hidden * sizeof(T));
-        if constexpr (kAdd) demote_l2(residual + offset, hidden * sizeof(T));
-      }
-    };
-    if constexpr (kEvictLastX && !kReread) demote_row();
+    if constexpr (kEvictLastX && !kReread) {
+      // Every warp's evict_last loads of the row have returned by now (their
+      // squares are summed across the block: a barrier, or a one-warp block's
+      // shuffles), so no load still in flight can mark a demoted line again.
+      demote_row<kAdd>(x, residual, offset, hidden, row, prefetch.demote_from);
+    }
     const A rstd = inv_rms(sum_sq, inv_hidden, eps);
     VecT* outr = reinterpret_cast<VecT*>(out + offset);
 #pragma unroll
@@ -1092,7 +1098,9 @@ __global__ void __launch_bounds__(
     }
     // After the second read too, which then still finds the row evict_last (the
     // order measured, NOTES.md v39; the second read is plain and marks nothing).
-    if constexpr (kEvictLastX && kReread) demote_row();
+    if constexpr (kEvictLastX && kReread) {
+      demote_row<kAdd>(x, residual, offset, hidden, row, prefetch.demote_from);
+    }
     row += gridDim.x;
     parity ^= 1;
   } while (row < rows);
