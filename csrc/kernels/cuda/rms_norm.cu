@@ -1824,7 +1824,7 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device, in
 //   warps): 2.4-4.4% faster;
 // - 16-bit C = 1 (hidden 2048, 8 warps): 1.0-2.2% slower from 16384 rows;
 //   float32 C = 4 in 1024-thread blocks (hidden 16384, one block an SM):
-//   2.4-2.7% slower.
+//   2.4-2.7% slower (reread_planned runs those rows, evict_last with them).
 // The fused add (NOTES.md v38), both tensors read evict_last and demoted:
 // - 16-bit C = 1 (hidden 2048, 8 warps): 1.7-2.0% faster from 16384 rows;
 // - 16-bit C = 2 (4096 and 8192, 8 and 16 warps): 2.7-4.9% faster;
