@@ -738,9 +738,11 @@ constexpr int single_pass_kernel_min_blocks() {
 #undef FUSEDOPS_HOLD_FLOAT_ADD_C2
 
 // The kReread build's launch bound: two 1024-thread blocks an SM (32 registers)
-// on sm_90, the one arch that launches it (reread_planned); the others keep one
-// (sm_75, sm_86 and sm_120 hold at most 1536 threads an SM, two such blocks
-// never fit).
+// on sm_90, the one arch measured with it (reread_planned); the others keep one
+// (sm_75 holds at most 1024 threads an SM, sm_86 and sm_120 1536, so two such
+// blocks never fit there; sm_80 and sm_100 could hold two, unmeasured). It
+// differs between nvcc's host and device passes, so only a launch bound may read
+// it; the host asks the loaded kernel (reread_planned's caller).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
 constexpr int kRereadMinBlocks = 2;
 #else
@@ -1878,16 +1880,18 @@ inline bool evict_last_keeps_warps(int evict_last_warps, int plain_warps) {
 // bits checked (NOTES.md v39), against the held row:
 // - re-read, x read plainly: 2.3% and 2.9% faster at 256 and 512 rows (which the
 //   L2 holds), level at 1024 and 2048, 1.2-2.3% faster at 4096-65536;
-// - re-read with x read evict_last (kEvictLastX, demoted as usual): 6.7% slower
-//   at 256 rows, 0.9% faster at 512, level at 1024 (+0.5%), 1.3-4.0% faster at
-//   2048-65536 (16384 x 16384: 534.5 -> 513.6 us; inductor's 502.9);
-// - four copies of 12 MiB after 16384 x 16384 took 23.2 us after either, 22.9
-//   after the plain re-read.
-// (v35 had measured the plain re-read level and v37 evict_last on the held row
-// 2.4-2.7% slower.) So the re-read, with evict_last past the L2. Rows that do
-// not fill their block (hidden 12292-16380) keep the held row, unmeasured;
-// measured on sm_90 only, the one arch that holds its launch bound of two
-// blocks (kRereadMinBlocks).
+// - re-read with x read evict_last (kEvictLastX, demoted after the second
+//   read): 6.7% slower at 256 rows, 0.9% faster at 512, level at 1024 (+0.5%),
+//   1.3-4.0% faster at 2048-65536 (16384 x 16384: 534.5 -> 513.6 us; inductor's
+//   502.7);
+// - four copies of 12 MiB after 16384 x 16384 took 23.20 us after the held row,
+//   23.18 after the re-read with evict_last, 22.93 after the plain one.
+// (v35 had measured the plain re-read level to 1.5% slower, and v37 evict_last on
+// the held row 2.4-2.7% slower.) So the re-read, with evict_last past the L2. The
+// other widths at 4 vectors a thread (hidden 12292-16380, blocks of 25-32 warps)
+// keep the held row, unmeasured; measured on sm_90 only, and taken only where the
+// loaded kernel holds two blocks an SM (kRereadMinBlocks: a build without sm_90
+// code, say 8.0+PTX JIT-compiled for an H100, holds one).
 template <typename T>
 bool reread_planned(bool add, int c, int threads, bool full, const DeviceLimits& device) {
   return std::is_same_v<T, float> && !add && c == 4 && threads == kSinglePassMaxThreads && full &&
@@ -1961,15 +1965,19 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
   }
   const bool past_l2 = prefetch.rows_below > 0;
   if constexpr (std::is_same_v<T, float>) {
-    if (reread_planned<T>(residual != nullptr, c, threads, full, device)) {
+    auto pick_reread = [&](const auto& launch) {
       if (past_l2) {
-        return go(
+        return launch(
             rms_norm_fwd_single_pass_kernel<T, 4, false, false, 32, true, false, false, true, true>,
             true);
       }
-      return go(
+      return launch(
           rms_norm_fwd_single_pass_kernel<T, 4, false, false, 32, true, false, false, false, true>,
           true);
+    };
+    if (reread_planned<T>(residual != nullptr, c, threads, full, device) &&
+        warps_per_sm(threads, pick_reread) >= 2 * (threads / 32)) {
+      return pick_reread(go);
     }
   }
   if (halves_planned<T>(residual != nullptr, c, threads, past_l2, device) &&
