@@ -86,6 +86,8 @@ IMPLS = ("fusedops", "compile", "liger", "copy")
 # took 1.5-2.1 times as long at hidden 16384 from 4096 rows as the same function
 # compiled first at 4096 rows (benchmarks/NOTES.md, v37). Costs a compile per shape.
 OPT_IN_IMPLS = ("compile-static",)
+# What a probe may name with --impls: the sweep's default implementations and the opt-in ones.
+KNOWN_IMPLS = IMPLS + OPT_IN_IMPLS
 OPS = ("rms_norm", "fused_add_rms_norm", "silu_and_mul", "silu_and_mul_backward")
 DEFAULT_OPS = OPS[:3]
 # A graph holds up to MAX_CALLS calls, as many as move GRAPH_BYTES: the graph
@@ -394,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         parser.error(f"--rows/--hidden take comma-separated integers: {e}")
     args.dtypes = [d for d in args.dtypes.split(",") if d]
-    args.impls = choices(parser, "--impls", args.impls, IMPLS + OPT_IN_IMPLS)
+    args.impls = choices(parser, "--impls", args.impls, KNOWN_IMPLS)
     args.ops = choices(parser, "--ops", args.ops, OPS)
     if not torch.cuda.is_available():
         print("gpu_sweep.py needs a CUDA GPU", file=sys.stderr)

@@ -30,7 +30,7 @@ from ncu_target import parse_shapes
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
     DTYPES,
-    IMPLS,
+    KNOWN_IMPLS,
     OPS,
     calls_per_graph,
     choices,
@@ -70,14 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cases", type=parse_cases, default=DEFAULT_CASES, help="OP:DTYPE:ROWSxHIDDEN,..."
     )
-    parser.add_argument("--impls", default="fusedops,liger,compile", help=",".join(IMPLS))
+    parser.add_argument("--impls", default="fusedops,liger,compile", help=",".join(KNOWN_IMPLS))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--neighbour-kb", type=int, default=64)
     parser.add_argument("--csv", help="write the rows to this CSV file too")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.neighbour_kb < 1:
         parser.error("--rounds and --neighbour-kb must be at least 1")
-    impls = choices(parser, "--impls", args.impls, IMPLS)
+    impls = choices(parser, "--impls", args.impls, KNOWN_IMPLS)
     lg = liger_ops() if "liger" in impls else None
     src = torch.empty(args.neighbour_kb << 10, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)

@@ -30,9 +30,7 @@ import torch
 from ncu_target import DTYPES, parse_shapes, profile_each_once
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import IMPLS, OPS, OPT_IN_IMPLS, choices, implementation, liger_ops, make_inputs
-
-KNOWN_IMPLS = IMPLS + OPT_IN_IMPLS
+from gpu_sweep import KNOWN_IMPLS, OPS, choices, implementation, liger_ops, make_inputs
 
 
 def main(argv: list[str] | None = None) -> int:

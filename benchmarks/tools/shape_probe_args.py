@@ -11,7 +11,7 @@ import torch
 from ncu_target import DTYPES, parse_shapes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import IMPLS, OPS, choices
+from gpu_sweep import KNOWN_IMPLS, OPS, choices
 
 
 def add_shape_probe_args(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +19,7 @@ def add_shape_probe_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--op", default="rms_norm", choices=OPS)
     parser.add_argument("--dtype", default="bfloat16", choices=DTYPES)
     parser.add_argument("--shape", type=parse_shapes, default="16384x2048", help="ROWSxHIDDEN")
-    parser.add_argument("--impls", default="fusedops,liger,copy", help=",".join(IMPLS))
+    parser.add_argument("--impls", default="fusedops,liger,copy", help=",".join(KNOWN_IMPLS))
 
 
 def shape_probe_args(
@@ -29,6 +29,6 @@ def shape_probe_args(
     usage error for more than one shape or an unknown implementation."""
     if len(args.shape) != 1:
         parser.error("--shape takes one ROWSxHIDDEN")
-    impls = choices(parser, "--impls", args.impls, IMPLS)
+    impls = choices(parser, "--impls", args.impls, KNOWN_IMPLS)
     (rows, hidden), dtype = args.shape[0], getattr(torch, args.dtype)
     return rows, hidden, dtype, impls

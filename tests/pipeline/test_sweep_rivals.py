@@ -70,3 +70,37 @@ def test_a_miss_names_the_fastest_rival_whatever_its_name() -> None:
     # The copy is the ceiling, not a rival: level with the other rivals is no miss.
     times[key]["compile-static"] = 106.0
     assert ncu_miss_table.misses(times, 1.0) == {}
+
+
+def test_the_probes_take_compile_static_and_refuse_unknown_impls(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The one-shape probes (graph_dram_probe.py, output_offset_probe.py) and
+    graph_neighbor_probe.py take the sweep's opt-in implementations too, so a miss
+    against compile-static can be probed; a misspelt one is a usage error naming the
+    known ones."""
+    import argparse
+
+    import graph_neighbor_probe
+    import shape_probe_args
+
+    parser = argparse.ArgumentParser()
+    shape_probe_args.add_shape_probe_args(parser)
+    args = parser.parse_args(["--shape", "1024x8192", "--impls", "fusedops,compile-static"])
+    rows, hidden, dtype, impls = shape_probe_args.shape_probe_args(parser, args)
+    assert (rows, hidden, dtype, impls) == (
+        1024,
+        8192,
+        torch.bfloat16,
+        ["fusedops", "compile-static"],
+    )
+    args = parser.parse_args(["--impls", "fusedops,compile-statc"])
+    with pytest.raises(SystemExit) as e:
+        shape_probe_args.shape_probe_args(parser, args)
+    assert e.value.code == 2
+    assert "unknown --impls compile-statc" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        graph_neighbor_probe.main(["--impls", "liger,compile-statc"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown --impls compile-statc" in err and "compile-static" in err
