@@ -287,6 +287,20 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
         assert (add[0][1], add[0][4]) == ("4", "0"), add[0]
 
 
+def assert_batch_bits_match_smaller_batches(
+    x: Tensor, r: Tensor, w: Tensor, dtype: torch.dtype
+) -> None:
+    """Both forward ops on the whole batch against its first sm_count rows (the
+    latency build) and its last row alone (on sm_90+ the cluster kernel): every bit
+    the same; and rms_norm's batch close to the reference."""
+    sms, rows = sm_count(), x.shape[0]
+    batch = forwards(x, r, w)
+    for part in (slice(0, sms), slice(rows - 1, rows)):
+        got = forwards(x[part], r[part], w)
+        assert_same_bits(got, [b[part] for b in batch], f"rows {part.start}-{part.stop - 1}")
+    assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
+
+
 def reread_planned(dtype: torch.dtype, hidden: int) -> bool:
     """Whether rms_norm's batches of more rows than SMs read x twice on sm_90
     (reread_planned in rms_norm.cu): float32 rows that fill 1024-thread blocks at 4
@@ -327,11 +341,7 @@ def test_a_batch_of_full_1024_thread_float32_rows_reads_x_twice_on_sm90(
             assert (launched[0][1], launched[0][4]) == ("4", "32"), launched[0]
             assert FLAG[launched[0][5]] and not FLAG[launched[0][FEW_ROWS]], launched[0]
     assert single_pass_flags(forward_call(x[:sms], None, w), REREAD) == [False]
-    batch = forwards(x, r, w)
-    for part in (slice(0, sms), slice(rows - 1, rows)):
-        got = forwards(x[part], r[part], w)
-        assert_same_bits(got, [b[part] for b in batch], f"rows {part.start}-{part.stop - 1}")
-    assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
+    assert_batch_bits_match_smaller_batches(x, r, w, dtype)
 
 
 # 16-bit rms_norm rows of C = 2 blocks of 32 warps (hidden 16384) in a batch past
@@ -362,11 +372,7 @@ def test_a_batch_of_long_16_bit_rows_runs_in_c2_order_on_sm90(
         threads = single_pass_threads(dtype, hidden, add=False)
         assert (launched[0][1], launched[0][4]) == ("4", str(threads // 64)), launched[0]
     assert single_pass_flags(forward_call(x[:sms], None, w), HALVES) == [False]
-    batch = forwards(x, r, w)
-    for part in (slice(0, sms), slice(rows - 1, rows)):
-        got = forwards(x[part], r[part], w)
-        assert_same_bits(got, [b[part] for b in batch], f"rows {part.start}-{part.stop - 1}")
-    assert_close(batch[0], ref_rms_norm(x, w, EPS), dtype)
+    assert_batch_bits_match_smaller_batches(x, r, w, dtype)
 
 
 # A few rows whose single-pass block has 512 threads or more (the fused add) or
