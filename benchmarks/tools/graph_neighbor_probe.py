@@ -25,13 +25,11 @@ import sys
 from pathlib import Path
 
 import torch
-from ncu_target import parse_shapes
+from shape_probe_args import parse_cases
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
-    DTYPES,
     KNOWN_IMPLS,
-    OPS,
     calls_per_graph,
     choices,
     graph_us,
@@ -46,23 +44,6 @@ DEFAULT_CASES = (
     "fused_add_rms_norm:bfloat16:128x4096,fused_add_rms_norm:float16:128x4096,"
     "fused_add_rms_norm:bfloat16:16x4096,rms_norm:bfloat16:128x4096"
 )
-
-
-def parse_cases(text: str) -> list[tuple[str, torch.dtype, int, int]]:
-    """ "rms_norm:float32:128x4096,..." -> [(op, dtype, rows, hidden), ...]; an argparse
-    type (the shape parsed by ncu_target.parse_shapes), so a bad case is a usage error."""
-    cases = []
-    for item in text.split(","):
-        parts = item.split(":")
-        if len(parts) != 3 or parts[0] not in OPS or parts[1] not in DTYPES:
-            raise argparse.ArgumentTypeError(
-                f"{item!r} is not OP:DTYPE:ROWSxHIDDEN (ops {', '.join(OPS)}; "
-                f"dtypes {', '.join(DTYPES)})"
-            )
-        op, dtype, shape = parts
-        ((rows, hidden),) = parse_shapes(shape)
-        cases.append((op, getattr(torch, dtype), rows, hidden))
-    return cases
 
 
 def main(argv: list[str] | None = None) -> int:

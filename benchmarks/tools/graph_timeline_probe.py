@@ -1,6 +1,7 @@
 """Where a small-row call's time goes inside a CUDA graph: kernel time vs the gap between kernels.
 
     python benchmarks/tools/graph_timeline_probe.py [--csv OUT.csv] [--calls 64]
+        [--cases fused_add_rms_norm:bfloat16:1024x8192,...] [--impls fusedops,compile-static]
 
 gpu_sweep.py reports time per call in a replayed graph of identical calls:
 that is one kernel's duration plus the gap before the next kernel starts.
@@ -31,19 +32,22 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import captured, graph_us, implementation, liger_ops
-
-SHAPES = (  # (op, dtype, rows, hidden)
-    ("rms_norm", "bfloat16", 1, 4096),
-    ("rms_norm", "bfloat16", 16, 4096),
-    ("rms_norm", "bfloat16", 128, 4096),
-    ("rms_norm", "bfloat16", 128, 2048),
-    ("rms_norm", "float32", 128, 4096),
-    ("fused_add_rms_norm", "bfloat16", 1, 4096),
-    ("fused_add_rms_norm", "bfloat16", 128, 4096),
-    ("fused_add_rms_norm", "bfloat16", 128, 2048),
+from gpu_sweep import (
+    KNOWN_IMPLS,
+    captured,
+    choices,
+    graph_us,
+    implementation,
+    liger_ops,
+    make_inputs,
 )
-IMPLS = ("fusedops", "liger", "compile", "copy")
+from shape_probe_args import parse_cases
+
+DEFAULT_CASES = (
+    "rms_norm:bfloat16:1x4096,rms_norm:bfloat16:16x4096,rms_norm:bfloat16:128x4096,"
+    "rms_norm:bfloat16:128x2048,rms_norm:float32:128x4096,fused_add_rms_norm:bfloat16:1x4096,"
+    "fused_add_rms_norm:bfloat16:128x4096,fused_add_rms_norm:bfloat16:128x2048"
+)
 GPU_WORK = ("kernel", "gpu_memcpy")  # trace categories of graph nodes (copy_ is a memcpy node)
 FIELDS = [
     "op",
@@ -115,20 +119,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", type=Path, help="also write the rows here")
     parser.add_argument("--calls", type=int, default=64, help="calls per graph (default 64)")
+    parser.add_argument(
+        "--cases", type=parse_cases, default=DEFAULT_CASES, help="OP:DTYPE:ROWSxHIDDEN,..."
+    )
+    parser.add_argument(
+        "--impls", default="fusedops,liger,compile,copy", help=",".join(KNOWN_IMPLS)
+    )
     args = parser.parse_args(argv)
     if args.calls < 2:
         parser.error("--calls must be at least 2 (a gap needs two kernels)")
+    impls = choices(parser, "--impls", args.impls, KNOWN_IMPLS)
     if not torch.cuda.is_available():
         print("graph_timeline_probe: needs a CUDA device", file=sys.stderr)
         return 2
-    lg = liger_ops()
+    lg = liger_ops() if "liger" in impls else None
     rows_out = []
-    for op, dtype_name, rows, hidden in SHAPES:
-        dtype = getattr(torch, dtype_name)
-        x = torch.randn(rows, hidden, dtype=dtype, device="cuda")
-        w = torch.randn(hidden, dtype=dtype, device="cuda")
-        inputs = (x, w) if op == "rms_norm" else (x, torch.randn_like(x), w)
-        for impl in IMPLS:
+    for op, dtype, rows, hidden in args.cases:
+        dtype_name = str(dtype).removeprefix("torch.")
+        inputs = make_inputs(op, rows, hidden, dtype)
+        for impl in impls:
             fn = implementation(op, impl, inputs, lg)
             if fn is None:
                 continue

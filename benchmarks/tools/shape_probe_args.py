@@ -1,5 +1,7 @@
-"""The command line of the one-shape probes (graph_dram_probe.py, output_offset_probe.py):
---op, --dtype, one --shape and --impls, checked the same way in both."""
+"""The command lines of the probes: --op, --dtype, one --shape and --impls for the one-shape
+probes (graph_dram_probe.py, output_offset_probe.py), checked the same way in both; --cases
+OP:DTYPE:ROWSxHIDDEN,... for the graph probes (graph_neighbor_probe.py,
+graph_timeline_probe.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import torch
 from ncu_target import DTYPES, parse_shapes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from gpu_sweep import DTYPES as SWEEP_DTYPES
 from gpu_sweep import KNOWN_IMPLS, OPS, choices
 
 
@@ -32,3 +35,21 @@ def shape_probe_args(
     impls = choices(parser, "--impls", args.impls, KNOWN_IMPLS)
     (rows, hidden), dtype = args.shape[0], getattr(torch, args.dtype)
     return rows, hidden, dtype, impls
+
+
+def parse_cases(text: str) -> list[tuple[str, torch.dtype, int, int]]:
+    """ "rms_norm:float32:128x4096,..." -> [(op, dtype, rows, hidden), ...]; an argparse
+    type (the shape parsed by ncu_target.parse_shapes, the dtype one gpu_sweep.py times), so
+    a bad case is a usage error."""
+    cases = []
+    for item in text.split(","):
+        parts = item.split(":")
+        if len(parts) != 3 or parts[0] not in OPS or parts[1] not in SWEEP_DTYPES:
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is not OP:DTYPE:ROWSxHIDDEN (ops {', '.join(OPS)}; "
+                f"dtypes {', '.join(SWEEP_DTYPES)})"
+            )
+        op, dtype, shape = parts
+        ((rows, hidden),) = parse_shapes(shape)
+        cases.append((op, getattr(torch, dtype), rows, hidden))
+    return cases

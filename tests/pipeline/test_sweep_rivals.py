@@ -104,3 +104,31 @@ def test_the_probes_take_compile_static_and_refuse_unknown_impls(
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "unknown --impls compile-statc" in err and "compile-static" in err
+
+
+@pytest.mark.parametrize("probe", ["graph_neighbor_probe", "graph_timeline_probe"])
+def test_the_graph_probes_take_cases_and_refuse_bad_ones(
+    probe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The graph probes read --cases OP:DTYPE:ROWSxHIDDEN,... (shape_probe_args.parse_cases)
+    and --impls against the sweep's known implementations; a malformed case, a dtype the
+    sweep does not time or a misspelt implementation is a usage error before any GPU
+    work."""
+    import importlib
+
+    import shape_probe_args
+
+    module = importlib.import_module(probe)
+    assert shape_probe_args.parse_cases(
+        "fused_add_rms_norm:bfloat16:1024x8192,rms_norm:float32:16x4096"
+    ) == [("fused_add_rms_norm", torch.bfloat16, 1024, 8192), ("rms_norm", torch.float32, 16, 4096)]
+    for bad, named in (
+        (["--cases", "rms_norm:bfloat16"], "is not OP:DTYPE:ROWSxHIDDEN"),
+        (["--cases", "rms_norm:float64:16x4096"], "is not OP:DTYPE:ROWSxHIDDEN"),
+        (["--cases", "layer_norm:float32:16x4096"], "is not OP:DTYPE:ROWSxHIDDEN"),
+        (["--impls", "fusedops,compile-statc"], "unknown --impls compile-statc"),
+    ):
+        with pytest.raises(SystemExit) as e:
+            module.main(bad)
+        assert e.value.code == 2
+        assert named in capsys.readouterr().err

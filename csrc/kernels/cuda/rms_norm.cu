@@ -845,16 +845,26 @@ __device__ __forceinline__ void demote_row(const T* x, const T* residual, int64_
 // (CUDA 13.0): 62 for the kHalves builds instead of 55-56 (8 blocks of 4 warps an
 // SM instead of 9 at hidden 4096), the same for float32. Before sm_80 (no cache
 // policies) a plain load.
-template <typename VecT>
+// kL1EvictLast (the kReread build's first read): the line kept in the L1 too,
+// for the second read (see load_row_again).
+template <bool kL1EvictLast = false, typename VecT>
 __device__ __forceinline__ VecT load_evict_last(const VecT* p) {
   static_assert(sizeof(VecT) == 16, "16-byte vectors");
 #if __CUDA_ARCH__ >= 800
   uint4 r;
-  asm("{\n\t.reg .b64 policy;\n\t"
-      "createpolicy.fractional.L2::evict_last.b64 policy, 1.0;\n\t"
-      "ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], policy;\n\t}"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
+  if constexpr (kL1EvictLast) {
+    asm("{\n\t.reg .b64 policy;\n\t"
+        "createpolicy.fractional.L2::evict_last.b64 policy, 1.0;\n\t"
+        "ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], policy;\n\t}"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p));
+  } else {
+    asm("{\n\t.reg .b64 policy;\n\t"
+        "createpolicy.fractional.L2::evict_last.b64 policy, 1.0;\n\t"
+        "ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], policy;\n\t}"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p));
+  }
   VecT v;
   memcpy(&v, &r, sizeof(v));
   return v;
@@ -890,13 +900,22 @@ __device__ __forceinline__ VecT load_weight(const VecT* p) {
 // across the reduction: a plain load, so the line the first read left in the L1
 // is found there (the first read's values are dead by then, and the volatile asm
 // keeps the compiler from merging the two reads back into one and holding it).
-template <typename VecT>
+// kL1EvictFirst (past the L2, where the first read was L1::evict_last): the line,
+// read for the last time, is the L1's first to go, the rows still to be re-read
+// staying (Triton's evict_last / evict_first loads carry these L1 priorities).
+template <bool kL1EvictFirst = false, typename VecT>
 __device__ __forceinline__ VecT load_row_again(const VecT* p) {
   static_assert(sizeof(VecT) == 16, "16-byte vectors");
   uint4 r;
-  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "l"(p));
+  if constexpr (kL1EvictFirst) {
+    asm volatile("ld.global.L1::evict_first.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
+  } else {
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
+  }
   VecT v;
   memcpy(&v, &r, sizeof(v));
   return v;
@@ -1016,7 +1035,7 @@ __global__ void __launch_bounds__(
     for (int c = 0; c < C; ++c) {
       const int i = threadIdx.x + c * stride;
       if (kFull || i < nvec) {
-        xv[c] = kEvictLastX ? load_evict_last(xr + i) : xr[i];
+        xv[c] = kEvictLastX ? load_evict_last</*kL1EvictLast=*/kReread>(xr + i) : xr[i];
         if constexpr (kAdd) {
           const VecT* rr = reinterpret_cast<const VecT*>(residual + offset);
           rv[c] = kEvictLastX ? load_evict_last(rr + i) : rr[i];
@@ -1088,7 +1107,7 @@ __global__ void __launch_bounds__(
     for (int c = 0; c < C; ++c) {
       const int i = threadIdx.x + c * stride;
       if (kFull || i < nvec) {
-        if constexpr (kReread) xv[c] = load_row_again(xr + i);
+        if constexpr (kReread) xv[c] = load_row_again</*kL1EvictFirst=*/kEvictLastX>(xr + i);
         keep_packed(xv[c]);
         if constexpr (kEarlyWeight) {
           keep_packed(wv[c]);
@@ -1887,7 +1906,12 @@ inline bool evict_last_keeps_warps(int evict_last_warps, int plain_warps) {
 // - four copies of 12 MiB after 16384 x 16384 took 23.20 us after the held row,
 //   23.18 after the re-read with evict_last, 22.93 after the plain one.
 // (v35 had measured the plain re-read level to 1.5% slower, and v37 evict_last on
-// the held row 2.4-2.7% slower.) So the re-read, with evict_last past the L2. The
+// the held row 2.4-2.7% slower.) So the re-read, with evict_last past the L2. There
+// its first read also asks the L1 to keep the line (L1::evict_last) and its second
+// read to drop it first (L1::evict_first), as inductor's loads do: 0.5% faster at
+// 1024 rows, 1.8-2.8% at 2048-65536 (16384 x 16384: 516.0 -> 505.7 us; inductor's
+// 504.1), the copies after it at 23.90 us against 23.71 (NOTES.md v40). The same
+// hints within the L2 (256 and 512 rows) ran 0.5% and 3.1% slower: not taken. The
 // other widths at 4 vectors a thread (hidden 12292-16380, blocks of 25-32 warps)
 // keep the held row, unmeasured; measured on sm_90 only, and taken only where the
 // loaded kernel holds two blocks an SM (kRereadMinBlocks: a build without sm_90
