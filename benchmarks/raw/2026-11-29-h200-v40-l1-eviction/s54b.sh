@@ -35,6 +35,20 @@ for s in bfloat16:1024x8192 float32:512x8192; do
     --dtype ${s%%:*} --shape ${s##*:} --impls fusedops,compile-static --placements 2 > $R/dram-${s%%:*}.csv 2>&1
   echo "dram $s rc=$? at $(( $(date +%s) - start )) s"
 done
+# inductor's fused add kernels at two of those shapes: which loads and stores carry an
+# eviction policy
+TORCH_LOGS=output_code timeout 60 python - > $R/inductor-fused-add.log 2>&1 <<'PY'
+import sys
+sys.path.insert(0, "benchmarks")
+import torch
+from gpu_sweep import implementation, make_inputs
+for dtype, rows, hidden in ((torch.bfloat16, 1024, 8192), (torch.float32, 512, 8192)):
+    fn = implementation("fused_add_rms_norm", "compile-static", make_inputs("fused_add_rms_norm", rows, hidden, dtype), None)
+    fn()
+    torch.cuda.synchronize()
+PY
+echo "inductor code rc=$? at $(( $(date +%s) - start )) s"
+grep -E "tl.load|tl.store|def triton|XBLOCK|R0_BLOCK|num_warps" $R/inductor-fused-add.log | cut -c1-200 | head -30
 sweep rms_norm float16
 grep -E "passed|failed" $R/tests-k.log | tail -2
 cat $R/timeline.log | cut -c1-220
