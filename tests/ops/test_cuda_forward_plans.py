@@ -26,7 +26,8 @@ a few long rows run split over a thread block cluster (CLUSTER below), and so do
 16-bit fused-add rows of 1024-4096 vectors (blocks of 512+ threads) in batches of one
 to two waves of their single-pass blocks (WAVE_AND_TAIL), with the same bits again;
 at 2 vectors a thread a long tail of those clusters is held to two even waves
-(HELD_SPLIT).
+(HELD_SPLIT). On sm_90 a batch that reads and writes a little more than the L2 reads
+its inputs as streamed (STREAM_WIDTHS), with the same bits.
 """
 
 from __future__ import annotations
@@ -220,8 +221,8 @@ FLAG = {"true": True, "1": True, "false": False, "0": False}
 
 def single_pass_args(names: list[str]) -> list[list[str]]:
     """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch, kHalves,
-    kEvictLastX, kReread> of each single-pass forward kernel among `names` (kernels_of's demangled
-    names)."""
+    kEvictLastX, kReread, kStreamX> of each single-pass forward kernel among `names`
+    (kernels_of's demangled names)."""
     found = (SINGLE_PASS.search(name) for name in names)
     return [[arg.strip() for arg in m.group(1).split(",")] for m in found if m]
 
@@ -232,12 +233,14 @@ PREFETCH = 6
 HALVES = 7
 EVICT_LAST_X = 8
 REREAD = 9
+STREAM_X = 10
 
 
 def single_pass_flags(call, index: int) -> list[bool]:
     """One bool template argument (FEW_ROWS: kFewRows, the latency build; PREFETCH:
-    kPrefetch; HALVES: kHalves; EVICT_LAST_X: kEvictLastX; REREAD: kReread) of each single-pass forward
-    kernel `call` launches, from the demangled names torch.profiler records."""
+    kPrefetch; HALVES: kHalves; EVICT_LAST_X: kEvictLastX; REREAD: kReread; STREAM_X:
+    kStreamX) of each single-pass forward kernel `call` launches, from the demangled
+    names torch.profiler records."""
     names = kernels_of(call)
     flags = []
     for args in single_pass_args(names):
@@ -341,6 +344,50 @@ def test_a_batch_of_full_1024_thread_float32_rows_reads_x_twice_on_sm90(
             assert (launched[0][1], launched[0][4]) == ("4", "32"), launched[0]
             assert FLAG[launched[0][5]] and not FLAG[launched[0][FEW_ROWS]], launched[0]
     assert single_pass_flags(forward_call(x[:sms], None, w), REREAD) == [False]
+    assert_batch_bits_match_smaller_batches(x, r, w, dtype)
+
+
+# A batch whose reads and writes are a little past the L2 (more than it, at most 4/3
+# of it) reads its inputs as streamed on sm_90 (stream_planned in rms_norm.cu); one that
+# moves the L2 or less, or 8/5 of it (the inputs still below the L2), reads them plainly.
+# Rows of these widths reach no other plan there (no cluster split, no latency wave).
+STREAM_WIDTHS = [(torch.bfloat16, 4096), (torch.float32, 4096), (torch.float32, 2048)]
+L2_FRACTIONS = {"the L2": (1, 1), "16/15 of it": (16, 15), "8/5 of it": (8, 5)}
+
+
+def stream_planned(rows: int, hidden: int, dtype: torch.dtype, add: bool) -> bool:
+    """Whether a batch reads x (and the residual) as streamed: stream_planned's rule."""
+    if torch.cuda.get_device_capability()[0] != 9:
+        return False
+    l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+    moved = rows * hidden * dtype.itemsize * (4 if add else 2)
+    return l2 < moved and 3 * moved <= 4 * l2
+
+
+@pytest.mark.parametrize("moved", list(L2_FRACTIONS))
+@pytest.mark.parametrize("add", [False, True], ids=["rms_norm", "fused_add"])
+@pytest.mark.parametrize(("dtype", "hidden"), STREAM_WIDTHS, ids=str)
+def test_a_batch_moving_a_little_past_the_l2_streams_its_inputs_on_sm90(
+    dtype: torch.dtype, hidden: int, add: bool, moved: str
+) -> None:
+    l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+    num, den = L2_FRACTIONS[moved]
+    row_moved = hidden * dtype.itemsize * (4 if add else 2)
+    rows = l2 * num // den // row_moved + (1 if num > den else 0)
+    x, r, w = norm_inputs(rows, hidden, dtype)
+    expected = stream_planned(rows, hidden, dtype, add)
+    if torch.cuda.get_device_capability() == (9, 0):
+        assert expected == (moved == "16/15 of it"), (rows, l2)
+    launched = single_pass_args(kernels_of(forward_call(x, r if add else None, w)))
+    assert len(launched) == 1, launched
+    assert FLAG[launched[0][STREAM_X]] == expected, launched[0]
+    if expected:  # the plain occupancy build's plan otherwise
+        flags = (FEW_ROWS, PREFETCH, HALVES, EVICT_LAST_X, REREAD)
+        assert not any(FLAG[launched[0][f]] for f in flags), launched[0]
+    sms = sm_count()
+    assert single_pass_flags(forward_call(x[:sms], r[:sms] if add else None, w), STREAM_X) == [
+        False
+    ]
     assert_batch_bits_match_smaller_batches(x, r, w, dtype)
 
 

@@ -896,6 +896,18 @@ __device__ __forceinline__ VecT load_weight(const VecT* p) {
   }
 }
 
+// x (and the fused add's residual) read as streamed (kStreamX): ld.global.cs, the
+// lines the L1 and the L2 evict first, so that the outputs stay in the L2 instead
+// (see stream_planned).
+template <typename VecT>
+__device__ __forceinline__ VecT load_streaming(const VecT* p) {
+  static_assert(sizeof(VecT) == 16, "16-byte vectors");
+  const uint4 r = __ldcs(reinterpret_cast<const uint4*>(p));
+  VecT v;
+  memcpy(&v, &r, sizeof(v));
+  return v;
+}
+
 // x read a second time for the output (kReread) instead of held in registers
 // across the reduction: a plain load, so the line the first read left in the L1
 // is found there (the first read's values are dead by then, and the volatile asm
@@ -996,8 +1008,11 @@ constexpr int single_pass_max_threads() {
 // again for the output (load_row_again) instead of held across the reduction,
 // and the weight loaded then, so a block fits 32 registers and an SM holds two;
 // its evict_last rows are set back to normal after the second read.
+// kStreamX (stream_planned: a call moving a little more than the L2): x, and the
+// fused add's residual, read as streamed (load_streaming).
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch,
-          bool kHalves = false, bool kEvictLastX = false, bool kReread = false>
+          bool kHalves = false, bool kEvictLastX = false, bool kReread = false,
+          bool kStreamX = false>
 __global__ void __launch_bounds__(
     single_pass_max_threads<T, C, kAdd, kFewRows, kWarps, kFull>(),
     kReread ? kRereadMinBlocks
@@ -1021,6 +1036,8 @@ __global__ void __launch_bounds__(
   static_assert(!kGuardWeight || (kFull && kEarlyWeight && kWarps > 0));
   static_assert(!kHalves || (C == 4 && kWarps <= 16), "C = 2 blocks of up to 32 warps");
   static_assert(!kEvictLastX || (!kPrefetch && !kFewRows && (!kAdd || C <= 2)), "past the L2");
+  static_assert(!kStreamX || (!kPrefetch && !kFewRows && !kHalves && !kEvictLastX && !kReread),
+                "streamed inputs: the plain occupancy build's loads");
   __shared__ A scratch[2][32];
   const int nvec = hidden / V;
   const int stride = kWarps > 0 ? kWarps * 32 : static_cast<int>(blockDim.x);
@@ -1035,10 +1052,18 @@ __global__ void __launch_bounds__(
     for (int c = 0; c < C; ++c) {
       const int i = threadIdx.x + c * stride;
       if (kFull || i < nvec) {
-        xv[c] = kEvictLastX ? load_evict_last</*kL1EvictLast=*/kReread>(xr + i) : xr[i];
+        if constexpr (kStreamX) {
+          xv[c] = load_streaming(xr + i);
+        } else {
+          xv[c] = kEvictLastX ? load_evict_last</*kL1EvictLast=*/kReread>(xr + i) : xr[i];
+        }
         if constexpr (kAdd) {
           const VecT* rr = reinterpret_cast<const VecT*>(residual + offset);
-          rv[c] = kEvictLastX ? load_evict_last(rr + i) : rr[i];
+          if constexpr (kStreamX) {
+            rv[c] = load_streaming(rr + i);
+          } else {
+            rv[c] = kEvictLastX ? load_evict_last(rr + i) : rr[i];
+          }
         }
         if constexpr (kEarlyWeight && !kGuardWeight) {
           wv[c] = load_weight<kEvictLastX>(w + i);
@@ -1383,7 +1408,7 @@ constexpr bool evict_last_fixed_built() {
 }
 
 template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, int kWarps, bool kEvictLastX,
-          typename Go>
+          bool kStreamX, typename Go>
 bool launch_fixed_warps(int threads, bool full, const Go& go) {
   if (threads != kWarps * 32) return false;
   if constexpr (kEvictLastX && !evict_last_fixed_built<T, kAdd, kWarps>()) {
@@ -1392,14 +1417,14 @@ bool launch_fixed_warps(int threads, bool full, const Go& go) {
     if constexpr (fixed_warps_built<T, C, kAdd, true, kFewRows>(kWarps)) {
       if (full) {
         go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true, kPrefetch, false,
-                                           kEvictLastX>,
+                                           kEvictLastX, false, kStreamX>,
            late_weight_build<T, C, kAdd, kFewRows, kWarps, true>());
         return true;
       }
     }
     if constexpr (fixed_warps_built<T, C, kAdd, false, kFewRows>(kWarps)) {
       go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false, kPrefetch, false,
-                                         kEvictLastX>,
+                                         kEvictLastX, false, kStreamX>,
          late_weight_build<T, C, kAdd, kFewRows, kWarps, false>());
       return true;
     }
@@ -1427,18 +1452,20 @@ constexpr bool prefetch_built(bool runtime_warps) {
 
 // full: the row fills the block (vectors == C x threads).
 template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, bool kEvictLastX = false,
-          typename Go>
+          bool kStreamX = false, typename Go>
 void launch_with_warps(int threads, bool full, const Go& go) {
   constexpr bool kFixedPf = kPrefetch && prefetch_built<T, C, kAdd>(false);
   constexpr bool kEl = kEvictLastX;
-  if (launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 4, kEl>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 8, kEl>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 16, kEl>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 32, kEl>(threads, full, go)) {
+  constexpr bool kSx = kStreamX;
+  if (launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 4, kEl, kSx>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 8, kEl, kSx>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 16, kEl, kSx>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 32, kEl, kSx>(threads, full, go)) {
     return;
   }
   constexpr bool kRuntimePf = kPrefetch && prefetch_built<T, C, kAdd>(true);
-  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf, false, kEl>,
+  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf, false, kEl, false,
+                                     kSx>,
      late_weight_build<T, C, kAdd, kFewRows, 0, false>());
 }
 
@@ -1922,6 +1949,31 @@ bool reread_planned(bool add, int c, int threads, bool full, const DeviceLimits&
          device.cc_major == 9;
 }
 
+// Where a batch below the L2 reads its inputs as streamed (kStreamX, ld.global.cs):
+// where what the call reads and writes is past the L2 by up to a third (60-80 MiB on an
+// H200) and no other plan took it. In a CUDA graph of calls on the same tensors
+// (the sweep's), inductor's fused add, which reads x and the residual evict_first,
+// wrote 23-28% fewer DRAM bytes than ours (bf16 1024 x 8192: 170-174 MB a replay of 7
+// calls against 221-224; the reads the same, 235 MB): the outputs stay in the L2, where
+// the next call's writes find them. On an H200, the builds taking turns in one process,
+// bits checked (NOTES.md v40), .cs loads against the plain ones:
+// - moving 64 MiB: the fused add 2.0-4.3% faster (16-bit 4096 x 2048, 2048 x 4096,
+//   1024 x 8192, 512 x 16384; float32 2048 x 2048, 1024 x 4096, 512 x 8192, 256 x
+//   16384), rms_norm 3.4-3.6% (bf16 4096 x 4096, 2048 x 8192);
+// - 16-32 MiB: level to 38% slower (the graph's next call finds its inputs in the
+//   L2, which streamed loads give up); 48 MiB: level to 3.3% slower; 96 MiB (the
+//   inputs 48 MiB): level to 3.3% slower;
+// - the copies after it (the victim probe) unchanged (23.4-23.9 us).
+// Nothing was measured between 64 and 96 MiB: the bound at 4/3 of the L2 lies between
+// them. The L2::evict_first policy of Triton's evict_first loads (with or without
+// L1::evict_first) timed the same as .cs. Measured on sm_90 only.
+template <typename T>
+bool stream_planned(int64_t rows, int64_t hidden, bool add, const DeviceLimits& device) {
+  const int64_t moved = rows * hidden * static_cast<int64_t>(sizeof(T)) * (add ? 4 : 2);
+  const int64_t l2 = device.l2_bytes;
+  return device.cc_major == 9 && l2 > 0 && moved > l2 && 3 * moved <= 4 * l2;
+}
+
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
 // doubled while the row would need more than 1024 threads; the caller checked
 // single_pass_fits.
@@ -1946,25 +1998,33 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
                                          prefetch);
   };
   const bool full = nvec == int64_t{c} * threads;  // no thread slot past the row
-  auto pick = [&](auto few_rows, auto prefetching, const auto& launch) {
+  // streaming: kStreamX (stream_planned), only with neither of the others.
+  auto pick_with = [&](auto few_rows, auto prefetching, auto streaming, const auto& launch) {
     constexpr bool kFew = decltype(few_rows)::value;
     constexpr bool kPf = decltype(prefetching)::value;
+    constexpr bool kSx = decltype(streaming)::value;
     if (residual != nullptr) {
-      if (c == 1) return launch_with_warps<T, 1, true, kFew, kPf>(threads, full, launch);
+      if (c == 1)
+        return launch_with_warps<T, 1, true, kFew, kPf, false, kSx>(threads, full, launch);
       if constexpr (single_pass_max_c<T>(true) == 4) {
-        if (c == 4) return launch_with_warps<T, 4, true, kFew, kPf>(threads, full, launch);
+        if (c == 4) {
+          return launch_with_warps<T, 4, true, kFew, kPf, false, kSx>(threads, full, launch);
+        }
       }
       // c == 2: single_pass_fits
-      return launch_with_warps<T, 2, true, kFew, kPf>(threads, full, launch);
+      return launch_with_warps<T, 2, true, kFew, kPf, false, kSx>(threads, full, launch);
     }
     switch (c) {
       case 1:
-        return launch_with_warps<T, 1, false, kFew, kPf>(threads, full, launch);
+        return launch_with_warps<T, 1, false, kFew, kPf, false, kSx>(threads, full, launch);
       case 2:
-        return launch_with_warps<T, 2, false, kFew, kPf>(threads, full, launch);
+        return launch_with_warps<T, 2, false, kFew, kPf, false, kSx>(threads, full, launch);
       default:
-        return launch_with_warps<T, 4, false, kFew, kPf>(threads, full, launch);
+        return launch_with_warps<T, 4, false, kFew, kPf, false, kSx>(threads, full, launch);
     }
+  };
+  auto pick = [&](auto few_rows, auto prefetching, const auto& launch) {
+    return pick_with(few_rows, prefetching, std::false_type{}, launch);
   };
   // At most one block per SM: the latency build (see single_pass_min_blocks),
   // or its blocks split over clusters where that is faster.
@@ -2058,6 +2118,11 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
         pick(std::true_type{}, std::false_type{}, probe);
       })) {
     return pick(std::true_type{}, std::false_type{}, go);
+  }
+  if constexpr (!std::is_same_v<T, double>) {
+    if (stream_planned<T>(rows, hidden, residual != nullptr, device)) {
+      return pick_with(std::false_type{}, std::false_type{}, std::true_type{}, go);
+    }
   }
   return pick(std::false_type{}, std::false_type{}, go);
 }
