@@ -57,13 +57,29 @@ def norms_past_the_l2(dtype: torch.dtype, hidden: int) -> None:
     fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
 
 
+def norms_moving_a_little_past_the_l2(dtype: torch.dtype, hidden: int) -> None:
+    """On sm_90 the forward's streamed-input builds (kStreamX, stream_planned): each op on
+    a batch whose reads and writes are 16/15 of the L2 (rms_norm reads and writes x's
+    size once each, the fused add twice)."""
+    row_bytes = hidden * dtype.itemsize
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    moved = props.L2_cache_size * 16 // 15
+    w = torch.randn(hidden, dtype=dtype, device="cuda")
+    x = torch.randn(moved // (2 * row_bytes) + 1, hidden, dtype=dtype, device="cuda")
+    fusedops.rms_norm(x, w)
+    x = torch.randn(moved // (4 * row_bytes) + 1, hidden, dtype=dtype, device="cuda")
+    fusedops.fused_add_rms_norm(x, torch.randn_like(x), w)
+
+
 def rows_past_the_l2() -> None:
     norms_past_the_l2(torch.bfloat16, 4096)
+    norms_moving_a_little_past_the_l2(torch.bfloat16, 4096)
 
 
 def float32_rows_past_the_l2() -> None:
     norms_past_the_l2(torch.float32, 2048)
     norms_past_the_l2(torch.float32, 16384)
+    norms_moving_a_little_past_the_l2(torch.float32, 4096)
 
 
 def fp16_rows_past_the_l2() -> None:

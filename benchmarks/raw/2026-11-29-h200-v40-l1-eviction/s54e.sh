@@ -1,15 +1,17 @@
 # s54 call E: the v40 nox wheel with streamed inputs (.device/s54e): the forward-plan GPU
 # tests, then the fused add sweeps (bf16, float32) and rms_norm bf16 with compile-static,
-# cut at the budget.
+# cut at the budget. TESTS=0 leaves the tests out; JOBS, BUDGET as s52c.sh.
 set -u
 start=$(date +%s)
 R=$OUT/r; mkdir -p $R
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/gpu.txt
 W=$(ls .device/s54e/*.whl)
-timeout 170 python scripts/gpu_test.py $W --no-sanitizer -k "forward_plans" > $R/tests-k.log 2>&1
-echo "tests -k rc=$? at $(( $(date +%s) - start )) s"
-grep -E "passed|failed" $R/tests-k.log | tail -2
-grep -E "^FAILED|^E  " $R/tests-k.log | head -20
+if [ "${TESTS:-1}" = 1 ]; then
+  timeout 170 python scripts/gpu_test.py $W --no-sanitizer -k "forward_plans" > $R/tests-k.log 2>&1
+  echo "tests -k rc=$? at $(( $(date +%s) - start )) s"
+  grep -E "passed|failed" $R/tests-k.log | tail -2
+  grep -E "^FAILED|^E  " $R/tests-k.log | head -20
+fi
 D=/tmp/inst54e; rm -rf $D; mkdir -p $D
 pip install -q --no-deps --no-index --target $D $W .whl/liger_kernel-0.8.5-py3-none-any.whl 2>/dev/null
 export PYTHONPATH=$D
