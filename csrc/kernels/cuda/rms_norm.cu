@@ -1936,8 +1936,8 @@ inline bool evict_last_keeps_warps(int evict_last_warps, int plain_warps) {
 // the held row 2.4-2.7% slower.) So the re-read, with evict_last past the L2. There
 // its first read also asks the L1 to keep the line (L1::evict_last) and its second
 // read to drop it first (L1::evict_first), as inductor's loads do: 0.5% faster at
-// 1024 rows, 1.8-2.8% at 2048-65536 (16384 x 16384: 516.0 -> 505.7 us; inductor's
-// 504.1), the copies after it at 23.90 us against 23.71 (NOTES.md v40). The same
+// 1024 rows, 1.8-2.8% at 2048-65536 (16384 x 16384: 516.0 -> 505.5 us; inductor's
+// 504.3), the copies after it at 23.90 us against 23.71 (NOTES.md v40). The same
 // hints within the L2 (256 and 512 rows) ran 0.5% and 3.1% slower: not taken. The
 // other widths at 4 vectors a thread (hidden 12292-16380, blocks of 25-32 warps)
 // keep the held row, unmeasured; measured on sm_90 only, and taken only where the
@@ -1951,22 +1951,27 @@ bool reread_planned(bool add, int c, int threads, bool full, const DeviceLimits&
 
 // Where a batch below the L2 reads its inputs as streamed (kStreamX, ld.global.cs):
 // where what the call reads and writes is past the L2 by up to a third (60-80 MiB on an
-// H200) and no other plan took it. In a CUDA graph of calls on the same tensors
-// (the sweep's), inductor's fused add, which reads x and the residual evict_first,
-// wrote 23-28% fewer DRAM bytes than ours (bf16 1024 x 8192: 170-174 MB a replay of 7
-// calls against 221-224; the reads the same, 235 MB): the outputs stay in the L2, where
-// the next call's writes find them. On an H200, the builds taking turns in one process,
-// bits checked (NOTES.md v40), .cs loads against the plain ones:
-// - moving 64 MiB: the fused add 2.0-4.3% faster (16-bit 4096 x 2048, 2048 x 4096,
-//   1024 x 8192, 512 x 16384; float32 2048 x 2048, 1024 x 4096, 512 x 8192, 256 x
-//   16384), rms_norm 3.4-3.6% (bf16 4096 x 4096, 2048 x 8192);
-// - 16-32 MiB: level to 38% slower (the graph's next call finds its inputs in the
-//   L2, which streamed loads give up); 48 MiB: level to 3.3% slower; 96 MiB (the
-//   inputs 48 MiB): level to 3.3% slower;
-// - the copies after it (the victim probe) unchanged (23.4-23.9 us).
-// Nothing was measured between 64 and 96 MiB: the bound at 4/3 of the L2 lies between
-// them. The L2::evict_first policy of Triton's evict_first loads (with or without
-// L1::evict_first) timed the same as .cs. Measured on sm_90 only.
+// H200) and no other plan took it, if the streamed build holds as many warps an SM as
+// the plain one. In a CUDA graph of calls on the same tensors (the sweep's), inductor's
+// fused add, which reads x and the residual evict_first, wrote 22-28% fewer DRAM bytes
+// than ours (bf16 1024 x 8192: 170-174 MB a replay of 7 calls against 221-224; float32
+// 512 x 8192: 153-155 against 211-213; the reads the same, 235 MB). Our reading, not
+// measured: the outputs stay in the L2, where the graph's next call writes the same
+// addresses. On an H200, the builds taking turns in one process, bits checked
+// (NOTES.md v40), .cs loads against the plain ones, by what the call moves:
+// - 64 MiB: the bf16 fused add 2.0-4.3% faster (4096 x 2048, 2048 x 4096, 1024 x 8192,
+//   512 x 16384), the float32 one 3.3-4.3% (2048 x 2048, 1024 x 4096, 512 x 8192,
+//   256 x 16384), bf16 rms_norm 3.4-3.6% (4096 x 4096, 2048 x 8192);
+// - 16-32 MiB: 9.9-37.7% slower (the graph's next call finds its inputs in the L2,
+//   which streamed loads give up); 48 MiB: level to 3.3% slower; 96 MiB (the inputs
+//   48 MiB): 2.6-3.3% slower;
+// - the copies after it (the victim probe) unchanged.
+// Nothing was measured between 48 and 64 MiB or between 64 and 96: both bounds lie in
+// those gaps. fp16 and the other widths that reach the plan were not measured against
+// the plain loads (fp16's sweeps at 64 MiB: 2.3-3.3% faster than the runs before), nor any
+// other sm_90 GPU (an H100's L2 of 50 MiB puts its band at 50-67 MiB). The
+// L2::evict_first policy of Triton's evict_first loads (with or without L1::evict_first)
+// timed the same as .cs.
 template <typename T>
 bool stream_planned(int64_t rows, int64_t hidden, bool add, const DeviceLimits& device) {
   const int64_t moved = rows * hidden * static_cast<int64_t>(sizeof(T)) * (add ? 4 : 2);
@@ -2121,7 +2126,12 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
   }
   if constexpr (!std::is_same_v<T, double>) {
     if (stream_planned<T>(rows, hidden, residual != nullptr, device)) {
-      return pick_with(std::false_type{}, std::false_type{}, std::true_type{}, go);
+      auto pick_streaming = [&](const auto& launch) {
+        pick_with(std::false_type{}, std::false_type{}, std::true_type{}, launch);
+      };
+      const int plain = warps_per_sm(
+          threads, [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); });
+      if (warps_per_sm(threads, pick_streaming) >= plain) return pick_streaming(go);
     }
   }
   return pick(std::false_type{}, std::false_type{}, go);
