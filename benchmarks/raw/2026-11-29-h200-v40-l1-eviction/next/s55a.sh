@@ -1,7 +1,8 @@
 # s55 call A (prepared in s54): both sanitizers on v40's wheel (the workload's new batch
 # moving 16/15 of the L2 reaches the streamed builds), exp61 at 72-88 MiB moved (between
 # v40's measured 64 and 96), ncu of the 16-bit fused add at 512 x 16384 against
-# compile-static. About 6 minutes. Carry .device/s55 (`nox -s build` of HEAD),
+# compile-static, and exp62 (the streamed loads with rotating buffers and a consumer of
+# each output). About 8 minutes. Carry .device/s55 (`nox -s build` of HEAD),
 # .device/exp61 and .whl.
 set -u
 start=$(date +%s)
@@ -24,6 +25,10 @@ run() {  # name op args...
 run add-bf16 fused_add_rms_norm --dtypes bfloat16 --rows 2304,2560,2816 --hidden 4096
 run add-fp32 fused_add_rms_norm --dtypes float32 --rows 1152,1280,1408 --hidden 4096
 run rms-bf16 rms_norm --dtypes bfloat16 --rows 2304,2560,2816 --hidden 8192
+PYTHONPATH=$D timeout 150 python benchmarks/raw/2026-11-29-h200-v40-l1-eviction/next/exp62.py \
+  $R/exp62.csv > $R/exp62.log 2>&1
+echo "exp62 rc=$? at $(( $(date +%s) - start )) s"
+cat $R/exp62.log | cut -c1-160
 left=$(( 560 - ($(date +%s) - start) ))
 OUT=$OUT/ncu WHEEL=.device/s55 BUDGET=$left bash benchmarks/raw/2026-11-29-h200-v38-add-evict-last/s52d.sh \
   "fused_add_rms_norm bfloat16 512x16384,1024x8192"
