@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 import torch
-from shape_probe_args import parse_cases
+from shape_probe_args import add_graph_probe_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
@@ -48,10 +48,7 @@ DEFAULT_CASES = (
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--cases", type=parse_cases, default=DEFAULT_CASES, help="OP:DTYPE:ROWSxHIDDEN,..."
-    )
-    parser.add_argument("--impls", default="fusedops,liger,compile", help=",".join(KNOWN_IMPLS))
+    add_graph_probe_args(parser, DEFAULT_CASES, "fusedops,liger,compile")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--neighbour-kb", type=int, default=64)
     parser.add_argument("--csv", help="write the rows to this CSV file too")

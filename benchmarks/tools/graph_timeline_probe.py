@@ -41,7 +41,7 @@ from gpu_sweep import (
     liger_ops,
     make_inputs,
 )
-from shape_probe_args import parse_cases
+from shape_probe_args import add_graph_probe_args
 
 DEFAULT_CASES = (
     "rms_norm:bfloat16:1x4096,rms_norm:bfloat16:16x4096,rms_norm:bfloat16:128x4096,"
@@ -119,12 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", type=Path, help="also write the rows here")
     parser.add_argument("--calls", type=int, default=64, help="calls per graph (default 64)")
-    parser.add_argument(
-        "--cases", type=parse_cases, default=DEFAULT_CASES, help="OP:DTYPE:ROWSxHIDDEN,..."
-    )
-    parser.add_argument(
-        "--impls", default="fusedops,liger,compile,copy", help=",".join(KNOWN_IMPLS)
-    )
+    add_graph_probe_args(parser, DEFAULT_CASES, "fusedops,liger,compile,copy")
     args = parser.parse_args(argv)
     if args.calls < 2:
         parser.error("--calls must be at least 2 (a gap needs two kernels)")

@@ -53,3 +53,11 @@ def parse_cases(text: str) -> list[tuple[str, torch.dtype, int, int]]:
         ((rows, hidden),) = parse_shapes(shape)
         cases.append((op, getattr(torch, dtype), rows, hidden))
     return cases
+
+
+def add_graph_probe_args(parser: argparse.ArgumentParser, cases: str, impls: str) -> None:
+    """--cases OP:DTYPE:ROWSxHIDDEN,... (parse_cases) and --impls for the graph probes, with
+    each probe's defaults; its --impls is checked with gpu_sweep.choices against
+    KNOWN_IMPLS."""
+    parser.add_argument("--cases", type=parse_cases, default=cases, help="OP:DTYPE:ROWSxHIDDEN,...")
+    parser.add_argument("--impls", default=impls, help=",".join(KNOWN_IMPLS))

@@ -2034,6 +2034,11 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
   auto pick = [&](auto few_rows, auto prefetching, const auto& launch) {
     return pick_with(few_rows, prefetching, std::false_type{}, launch);
   };
+  // The plain occupancy plan: what runs where no other plan does, and what the
+  // other plans' builds are weighed against.
+  auto pick_plain = [&](const auto& launch) {
+    return pick(std::false_type{}, std::false_type{}, launch);
+  };
   // At most one block per SM: the latency build (see single_pass_min_blocks),
   // or its blocks split over clusters where that is faster.
   if (rows <= device.sm_count) {
@@ -2047,9 +2052,8 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     return pick(std::true_type{}, std::false_type{}, go);
   }
   if constexpr (sizeof(T) == 2) {
-    const WaveSplit split = split_a_wave_and_tail<T>(
-        rows, c, threads, residual != nullptr, device,
-        [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); });
+    const WaveSplit split =
+        split_a_wave_and_tail<T>(rows, c, threads, residual != nullptr, device, pick_plain);
     if (split.split && launch_fwd_cluster<T>(out, residual_out, x, residual, weight, rows, h, c,
                                              threads, 2, inv_h, e, stream, split.smem_bytes)) {
       return;
@@ -2087,8 +2091,7 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     }
   }
   if (past_l2) {
-    const int plain = warps_per_sm(
-        threads, [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); });
+    const int plain = warps_per_sm(threads, pick_plain);
     const PastL2 plan = past_l2_plan<T>(
         residual != nullptr, c, threads, device, plain,
         [&](const auto& probe) { pick(std::false_type{}, std::true_type{}, probe); });
@@ -2119,7 +2122,7 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
         }
       }
     }
-    return pick(std::false_type{}, std::false_type{}, go);
+    return pick_plain(go);
   }
   if (!std::is_same_v<T, double> && c >= 2 &&
       latency_build_in_one_wave(rows, threads, device.sm_count, [&](const auto& probe) {
@@ -2132,12 +2135,12 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
       auto pick_streaming = [&](const auto& launch) {
         pick_with(std::false_type{}, std::false_type{}, std::true_type{}, launch);
       };
-      const int plain = warps_per_sm(
-          threads, [&](const auto& probe) { pick(std::false_type{}, std::false_type{}, probe); });
-      if (warps_per_sm(threads, pick_streaming) >= plain) return pick_streaming(go);
+      if (warps_per_sm(threads, pick_streaming) >= warps_per_sm(threads, pick_plain)) {
+        return pick_streaming(go);
+      }
     }
   }
-  return pick(std::false_type{}, std::false_type{}, go);
+  return pick_plain(go);
 }
 
 template <typename T>
