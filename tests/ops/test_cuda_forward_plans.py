@@ -26,8 +26,9 @@ a few long rows run split over a thread block cluster (CLUSTER below), and so do
 16-bit fused-add rows of 1024-4096 vectors (blocks of 512+ threads) in batches of one
 to two waves of their single-pass blocks (WAVE_AND_TAIL), with the same bits again;
 at 2 vectors a thread a long tail of those clusters is held to two even waves
-(HELD_SPLIT). On sm_90 a batch that reads and writes a little more than the L2 reads
-its inputs as streamed (STREAM_WIDTHS), with the same bits.
+(HELD_SPLIT). On sm_90 a 16-bit fused add of 1024-thread rows that reads and writes a
+little more than the L2 streams its inputs and reads its stored sum back
+(STREAM_ADD_ROWS), with the same bits.
 """
 
 from __future__ import annotations
@@ -221,7 +222,7 @@ FLAG = {"true": True, "1": True, "false": False, "0": False}
 
 def single_pass_args(names: list[str]) -> list[list[str]]:
     """The template arguments <T, C, kAdd, kFewRows, kWarps, kFull, kPrefetch, kHalves,
-    kEvictLastX, kReread, kStreamX> of each single-pass forward kernel among `names`
+    kEvictLastX, kReread, kStreamAdd> of each single-pass forward kernel among `names`
     (kernels_of's demangled names)."""
     found = (SINGLE_PASS.search(name) for name in names)
     return [[arg.strip() for arg in m.group(1).split(",")] for m in found if m]
@@ -233,13 +234,13 @@ PREFETCH = 6
 HALVES = 7
 EVICT_LAST_X = 8
 REREAD = 9
-STREAM_X = 10
+STREAM_ADD = 10
 
 
 def single_pass_flags(call, index: int) -> list[bool]:
     """One bool template argument (FEW_ROWS: kFewRows, the latency build; PREFETCH:
-    kPrefetch; HALVES: kHalves; EVICT_LAST_X: kEvictLastX; REREAD: kReread; STREAM_X:
-    kStreamX) of each single-pass forward kernel `call` launches, from the demangled
+    kPrefetch; HALVES: kHalves; EVICT_LAST_X: kEvictLastX; REREAD: kReread; STREAM_ADD:
+    kStreamAdd) of each single-pass forward kernel `call` launches, from the demangled
     names torch.profiler records."""
     names = kernels_of(call)
     flags = []
@@ -347,27 +348,36 @@ def test_a_batch_of_full_1024_thread_float32_rows_reads_x_twice_on_sm90(
     assert_batch_bits_match_smaller_batches(x, r, w, dtype)
 
 
-# A batch whose reads and writes are a little past the L2 (more than it, at most 6/5
-# of it) reads its inputs as streamed on sm_90 (stream_planned in rms_norm.cu); one that
-# moves the L2 or less, or 8/5 of it (the inputs still below the L2), reads them plainly.
-# Rows of these widths reach no other plan there (no cluster split, no latency wave).
-STREAM_WIDTHS = [(torch.bfloat16, 4096), (torch.float32, 4096), (torch.float32, 2048)]
+# The 16-bit fused add in 1024-thread rows (hidden 15880-16384), in a batch whose reads and
+# writes are a little past the L2 (more than it, at most 6/5 of it), reads its inputs as
+# streamed and its stored residual sum again on sm_90 (stream_add_planned in rms_norm.cu);
+# at the L2 or 8/5 of it, rms_norm, float32, and rows of fewer threads, it does not.
+# 16000: the last warp's slots past the row (the bounds-checked build either way).
+STREAM_ADD_ROWS = [  # (dtype, hidden, add)
+    (torch.bfloat16, 16384, True),
+    (torch.float16, 16384, True),
+    (torch.bfloat16, 16000, True),
+    (torch.bfloat16, 16384, False),
+    (torch.bfloat16, 8192, True),
+    (torch.float32, 8192, True),
+]
 L2_FRACTIONS = {"the L2": (1, 1), "16/15 of it": (16, 15), "8/5 of it": (8, 5)}
 
 
-def stream_planned(rows: int, hidden: int, dtype: torch.dtype, add: bool) -> bool:
-    """Whether a batch reads x (and the residual) as streamed: stream_planned's rule."""
-    if torch.cuda.get_device_capability()[0] != 9:
+def stream_add_planned(rows: int, hidden: int, dtype: torch.dtype, add: bool) -> bool:
+    """Whether a batch runs the streamed, re-reading build: stream_add_planned's rule."""
+    if torch.cuda.get_device_capability()[0] != 9 or dtype.itemsize != 2 or not add:
+        return False
+    if single_pass_threads(dtype, hidden, add) != 1024:
         return False
     l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
-    moved = rows * hidden * dtype.itemsize * (4 if add else 2)
+    moved = rows * hidden * dtype.itemsize * 4
     return l2 < moved and 5 * moved <= 6 * l2
 
 
 @pytest.mark.parametrize("moved", list(L2_FRACTIONS))
-@pytest.mark.parametrize("add", [False, True], ids=["rms_norm", "fused_add"])
-@pytest.mark.parametrize(("dtype", "hidden"), STREAM_WIDTHS, ids=str)
-def test_a_batch_moving_a_little_past_the_l2_streams_its_inputs_on_sm90(
+@pytest.mark.parametrize(("dtype", "hidden", "add"), STREAM_ADD_ROWS, ids=str)
+def test_a_16_bit_fused_add_moving_a_little_past_the_l2_streams_and_rereads_on_sm90(
     dtype: torch.dtype, hidden: int, add: bool, moved: str
 ) -> None:
     l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
@@ -375,17 +385,20 @@ def test_a_batch_moving_a_little_past_the_l2_streams_its_inputs_on_sm90(
     row_moved = hidden * dtype.itemsize * (4 if add else 2)
     rows = l2 * num // den // row_moved + (1 if num > den else 0)
     x, r, w = norm_inputs(rows, hidden, dtype)
-    expected = stream_planned(rows, hidden, dtype, add)
+    expected = stream_add_planned(rows, hidden, dtype, add)
     if torch.cuda.get_device_capability() == (9, 0):
-        assert expected == (moved == "16/15 of it"), (rows, l2)
+        planned = dtype.itemsize == 2 and add and hidden > 8192 and moved == "16/15 of it"
+        assert expected == planned, (rows, l2)
     launched = single_pass_args(kernels_of(forward_call(x, r if add else None, w)))
     assert len(launched) == 1, launched
-    assert FLAG[launched[0][STREAM_X]] == expected, launched[0]
-    if expected:  # the plain occupancy build's plan otherwise
+    assert FLAG[launched[0][STREAM_ADD]] == expected, launched[0]
+    if expected:  # C = 2, 32 warps, the bounds-checked build, no other plan's flags
+        assert (launched[0][1], launched[0][4]) == ("2", "32"), launched[0]
+        assert not FLAG[launched[0][5]], launched[0]  # kFull
         flags = (FEW_ROWS, PREFETCH, HALVES, EVICT_LAST_X, REREAD)
         assert not any(FLAG[launched[0][f]] for f in flags), launched[0]
     sms = sm_count()
-    assert single_pass_flags(forward_call(x[:sms], r[:sms] if add else None, w), STREAM_X) == [
+    assert single_pass_flags(forward_call(x[:sms], r[:sms] if add else None, w), STREAM_ADD) == [
         False
     ]
     assert_batch_bits_match_smaller_batches(x, r, w, dtype)

@@ -737,8 +737,9 @@ constexpr int single_pass_kernel_min_blocks() {
 }
 #undef FUSEDOPS_HOLD_FLOAT_ADD_C2
 
-// The kReread build's launch bound: two 1024-thread blocks an SM (32 registers)
-// on sm_90, the one arch measured with it (reread_planned); the others keep one
+// The re-reading builds' launch bound (kReread, kStreamAdd): two 1024-thread
+// blocks an SM (32 registers) on sm_90, the one arch measured with them
+// (reread_planned, stream_add_planned); the others keep one
 // (sm_75 holds at most 1024 threads an SM, sm_86 and sm_120 1536, so two such
 // blocks never fit there; sm_80 and sm_100 could hold two, unmeasured). It
 // differs between nvcc's host and device passes, so only a launch bound may read
@@ -896,9 +897,9 @@ __device__ __forceinline__ VecT load_weight(const VecT* p) {
   }
 }
 
-// x (and the fused add's residual) read as streamed (kStreamX): ld.global.cs, the
-// lines the L1 and the L2 evict first, so that the outputs stay in the L2 instead
-// (see stream_planned).
+// x and the residual read as streamed (kStreamAdd): ld.global.cs, the lines the
+// L1 and the L2 evict first, so that the stored residual sum stays in the L2 for
+// its second read (see stream_add_planned).
 template <typename VecT>
 __device__ __forceinline__ VecT load_streaming(const VecT* p) {
   static_assert(sizeof(VecT) == 16, "16-byte vectors");
@@ -1008,15 +1009,18 @@ constexpr int single_pass_max_threads() {
 // again for the output (load_row_again) instead of held across the reduction,
 // and the weight loaded then, so a block fits 32 registers and an SM holds two;
 // its evict_last rows are set back to normal after the second read.
-// kStreamX (stream_planned: a call moving a little more than the L2): x, and the
-// fused add's residual, read as streamed (load_streaming).
+// kStreamAdd (stream_add_planned: the 16-bit fused add in 1024-thread rows, a call
+// moving a little more than the L2): x and the residual read as streamed
+// (load_streaming), the stored residual sum read again for the output instead of
+// held across the reduction, and the weight loaded then, so a block fits 32
+// registers and an SM holds two.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull, bool kPrefetch,
           bool kHalves = false, bool kEvictLastX = false, bool kReread = false,
-          bool kStreamX = false>
+          bool kStreamAdd = false>
 __global__ void __launch_bounds__(
     single_pass_max_threads<T, C, kAdd, kFewRows, kWarps, kFull>(),
-    kReread ? kRereadMinBlocks
-            : single_pass_kernel_min_blocks<T, C, kAdd, kFewRows, kFull, kPrefetch>())
+    kReread || kStreamAdd ? kRereadMinBlocks
+                          : single_pass_kernel_min_blocks<T, C, kAdd, kFewRows, kFull, kPrefetch>())
     rms_norm_fwd_single_pass_kernel(T* __restrict__ out, T* __restrict__ residual_out,
                                     const T* __restrict__ x, const T* __restrict__ residual,
                                     const T* __restrict__ weight, int64_t rows, int hidden,
@@ -1026,7 +1030,7 @@ __global__ void __launch_bounds__(
   constexpr int V = kVec16<T>;
   using VecT = Vec<T, V>;
   constexpr bool kEarlyWeight =
-      !kReread && !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>();
+      !kReread && !kStreamAdd && !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   constexpr bool kGuardWeight = weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   static_assert(!kReread || (sizeof(T) == 4 && C == 4 && !kAdd && !kFewRows && kWarps == 32 &&
                              kFull && !kPrefetch && !kHalves),
@@ -1036,8 +1040,9 @@ __global__ void __launch_bounds__(
   static_assert(!kGuardWeight || (kFull && kEarlyWeight && kWarps > 0));
   static_assert(!kHalves || (C == 4 && kWarps <= 16), "C = 2 blocks of up to 32 warps");
   static_assert(!kEvictLastX || (!kPrefetch && !kFewRows && (!kAdd || C <= 2)), "past the L2");
-  static_assert(!kStreamX || (!kPrefetch && !kFewRows && !kHalves && !kEvictLastX && !kReread),
-                "streamed inputs: the plain occupancy build's loads");
+  static_assert(!kStreamAdd || (kAdd && sizeof(T) == 2 && C == 2 && kWarps == 32 && !kFewRows &&
+                                !kPrefetch && !kHalves && !kEvictLastX && !kReread),
+                "the 16-bit fused add in 1024-thread rows (stream_add_planned)");
   __shared__ A scratch[2][32];
   const int nvec = hidden / V;
   const int stride = kWarps > 0 ? kWarps * 32 : static_cast<int>(blockDim.x);
@@ -1052,14 +1057,14 @@ __global__ void __launch_bounds__(
     for (int c = 0; c < C; ++c) {
       const int i = threadIdx.x + c * stride;
       if (kFull || i < nvec) {
-        if constexpr (kStreamX) {
+        if constexpr (kStreamAdd) {
           xv[c] = load_streaming(xr + i);
         } else {
           xv[c] = kEvictLastX ? load_evict_last</*kL1EvictLast=*/kReread>(xr + i) : xr[i];
         }
         if constexpr (kAdd) {
           const VecT* rr = reinterpret_cast<const VecT*>(residual + offset);
-          if constexpr (kStreamX) {
+          if constexpr (kStreamAdd) {
             rv[c] = load_streaming(rr + i);
           } else {
             rv[c] = kEvictLastX ? load_evict_last(rr + i) : rr[i];
@@ -1133,6 +1138,9 @@ __global__ void __launch_bounds__(
       const int i = threadIdx.x + c * stride;
       if (kFull || i < nvec) {
         if constexpr (kReread) xv[c] = load_row_again</*kL1EvictFirst=*/kEvictLastX>(xr + i);
+        if constexpr (kStreamAdd) {
+          xv[c] = load_row_again(reinterpret_cast<const VecT*>(residual_out + offset) + i);
+        }
         keep_packed(xv[c]);
         if constexpr (kEarlyWeight) {
           keep_packed(wv[c]);
@@ -1408,7 +1416,7 @@ constexpr bool evict_last_fixed_built() {
 }
 
 template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, int kWarps, bool kEvictLastX,
-          bool kStreamX, typename Go>
+          typename Go>
 bool launch_fixed_warps(int threads, bool full, const Go& go) {
   if (threads != kWarps * 32) return false;
   if constexpr (kEvictLastX && !evict_last_fixed_built<T, kAdd, kWarps>()) {
@@ -1417,14 +1425,14 @@ bool launch_fixed_warps(int threads, bool full, const Go& go) {
     if constexpr (fixed_warps_built<T, C, kAdd, true, kFewRows>(kWarps)) {
       if (full) {
         go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, true, kPrefetch, false,
-                                           kEvictLastX, false, kStreamX>,
+                                           kEvictLastX>,
            late_weight_build<T, C, kAdd, kFewRows, kWarps, true>());
         return true;
       }
     }
     if constexpr (fixed_warps_built<T, C, kAdd, false, kFewRows>(kWarps)) {
       go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, kWarps, false, kPrefetch, false,
-                                         kEvictLastX, false, kStreamX>,
+                                         kEvictLastX>,
          late_weight_build<T, C, kAdd, kFewRows, kWarps, false>());
       return true;
     }
@@ -1452,20 +1460,18 @@ constexpr bool prefetch_built(bool runtime_warps) {
 
 // full: the row fills the block (vectors == C x threads).
 template <typename T, int C, bool kAdd, bool kFewRows, bool kPrefetch, bool kEvictLastX = false,
-          bool kStreamX = false, typename Go>
+          typename Go>
 void launch_with_warps(int threads, bool full, const Go& go) {
   constexpr bool kFixedPf = kPrefetch && prefetch_built<T, C, kAdd>(false);
   constexpr bool kEl = kEvictLastX;
-  constexpr bool kSx = kStreamX;
-  if (launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 4, kEl, kSx>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 8, kEl, kSx>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 16, kEl, kSx>(threads, full, go) ||
-      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 32, kEl, kSx>(threads, full, go)) {
+  if (launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 4, kEl>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 8, kEl>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 16, kEl>(threads, full, go) ||
+      launch_fixed_warps<T, C, kAdd, kFewRows, kFixedPf, 32, kEl>(threads, full, go)) {
     return;
   }
   constexpr bool kRuntimePf = kPrefetch && prefetch_built<T, C, kAdd>(true);
-  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf, false, kEl, false,
-                                     kSx>,
+  go(rms_norm_fwd_single_pass_kernel<T, C, kAdd, kFewRows, 0, false, kRuntimePf, false, kEl>,
      late_weight_build<T, C, kAdd, kFewRows, 0, false>());
 }
 
@@ -1949,35 +1955,30 @@ bool reread_planned(bool add, int c, int threads, bool full, const DeviceLimits&
          device.cc_major == 9;
 }
 
-// Where a batch below the L2 reads its inputs as streamed (kStreamX, ld.global.cs):
-// where what the call reads and writes is past the L2 by up to a fifth (60-72 MiB on an
-// H200) and no other plan took it, if the streamed build holds as many warps an SM as
-// the plain one. In a CUDA graph of calls on the same tensors (the sweep's), inductor's
-// fused add, which reads x and the residual evict_first, wrote 22-28% fewer DRAM bytes
-// than ours (bf16 1024 x 8192: 170-174 MB a replay of 7 calls against 221-224; float32
-// 512 x 8192: 153-155 against 211-213; the reads the same, 235 MB). Our reading, not
-// measured: the outputs stay in the L2, where the graph's next call writes the same
-// addresses. On an H200, the builds taking turns in one process, bits checked
-// (NOTES.md v40), .cs loads against the plain ones, by what the call moves:
-// - 64 MiB: the bf16 fused add 2.0-4.3% faster (4096 x 2048, 2048 x 4096, 1024 x 8192,
-//   512 x 16384), the float32 one 3.3-4.3% (2048 x 2048, 1024 x 4096, 512 x 8192,
-//   256 x 16384), bf16 rms_norm 3.4-3.6% (4096 x 4096, 2048 x 8192);
-// - 16-32 MiB: 9.9-37.7% slower (the graph's next call finds its inputs in the L2,
-//   which streamed loads give up); 48 MiB: level to 3.3% slower; 96 MiB (the inputs
-//   48 MiB): 2.6-3.3% slower;
-// - the copies after it (the victim probe) unchanged.
-// Nothing was measured between 48 and 64 MiB or between 64 and 96: both bounds lie in
-// those gaps. The upper one, 6/5 of the L2, stays below 1.28: on an H100 (50 MiB L2)
-// x and the residual read evict_first made the fp16 fused add at 1024 x 8192 (64 MiB,
-// 1.28 of its L2) 1.2% slower, with the kernels of v26 (NOTES.md v26). fp16 and the
-// other widths that reach the plan were not measured against the plain loads (fp16's
-// sweeps at 64 MiB: 2.3-3.3% faster than the runs before), nor any other sm_90 GPU (an
-// H100's band is 50-60 MiB, where the sweep's grid has no shape). The L2::evict_first
-// policy of Triton's evict_first loads (with or without L1::evict_first) timed the same
-// as .cs.
+// The 16-bit fused add in rows of 1024 threads at 2 vectors a thread (hidden
+// 15880-16384) holds its row in 52-55 registers, one block an SM. Where what the call
+// reads and writes is past the L2 by up to a fifth (rows 481-576 on an H200) and
+// no other plan took it, kStreamAdd reads x and the residual as streamed
+// (ld.global.cs), and reads the stored residual sum back for the output, as
+// inductor's fused add does: 32 registers, two blocks an SM. Measured on an H200
+// (NOTES.md v41), the builds taking turns in one process, bits checked, in three
+// patterns of calls: on the same tensors (the sweep's), rotating over 4 sets of
+// tensors, and rotating with each output summed by the next op. Against the
+// plain build at 496, 512, 544 and 576 rows, bf16 and fp16: 2.4-9.4% faster, 0.4-5.3%
+// and 2.3-4.4% (hidden 16384 only). Each half alone did not pay: the streamed loads were 1.2-2.3%
+// slower rotating (v40 had shipped them alone, by the same-tensor pattern only:
+// 2.0-4.3% faster there, 1.3-2.9% slower rotating at five other shapes), the
+// re-read with plain loads 0.6-2.4% slower at 512 rows. Outside the band the
+// re-read ran 2.2-8.1% slower (384 and 608-1024 rows), and at 1024 rows of
+// hidden 8192 (512-thread blocks) 3.8% slower. Our reading, not measured: the
+// stored sum stays in the L2 for its second read only while the streamed inputs
+// leave it room. sm_90 only (an H100's band, rows 401-480, unmeasured), and taken
+// only where the loaded kernel holds two blocks an SM (kRereadMinBlocks).
 template <typename T>
-bool stream_planned(int64_t rows, int64_t hidden, bool add, const DeviceLimits& device) {
-  const int64_t moved = rows * hidden * static_cast<int64_t>(sizeof(T)) * (add ? 4 : 2);
+bool stream_add_planned(int64_t rows, int64_t hidden, bool add, int c, int threads,
+                        const DeviceLimits& device) {
+  if (sizeof(T) != 2 || !add || c != 2 || threads != kSinglePassMaxThreads) return false;
+  const int64_t moved = rows * hidden * static_cast<int64_t>(sizeof(T)) * 4;
   const int64_t l2 = device.l2_bytes;
   return device.cc_major == 9 && l2 > 0 && moved > l2 && 5 * moved <= 6 * l2;
 }
@@ -2006,33 +2007,25 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
                                          prefetch);
   };
   const bool full = nvec == int64_t{c} * threads;  // no thread slot past the row
-  // streaming: kStreamX (stream_planned), only with neither of the others.
-  auto pick_with = [&](auto few_rows, auto prefetching, auto streaming, const auto& launch) {
+  auto pick = [&](auto few_rows, auto prefetching, const auto& launch) {
     constexpr bool kFew = decltype(few_rows)::value;
     constexpr bool kPf = decltype(prefetching)::value;
-    constexpr bool kSx = decltype(streaming)::value;
     if (residual != nullptr) {
-      if (c == 1)
-        return launch_with_warps<T, 1, true, kFew, kPf, false, kSx>(threads, full, launch);
+      if (c == 1) return launch_with_warps<T, 1, true, kFew, kPf>(threads, full, launch);
       if constexpr (single_pass_max_c<T>(true) == 4) {
-        if (c == 4) {
-          return launch_with_warps<T, 4, true, kFew, kPf, false, kSx>(threads, full, launch);
-        }
+        if (c == 4) return launch_with_warps<T, 4, true, kFew, kPf>(threads, full, launch);
       }
       // c == 2: single_pass_fits
-      return launch_with_warps<T, 2, true, kFew, kPf, false, kSx>(threads, full, launch);
+      return launch_with_warps<T, 2, true, kFew, kPf>(threads, full, launch);
     }
     switch (c) {
       case 1:
-        return launch_with_warps<T, 1, false, kFew, kPf, false, kSx>(threads, full, launch);
+        return launch_with_warps<T, 1, false, kFew, kPf>(threads, full, launch);
       case 2:
-        return launch_with_warps<T, 2, false, kFew, kPf, false, kSx>(threads, full, launch);
+        return launch_with_warps<T, 2, false, kFew, kPf>(threads, full, launch);
       default:
-        return launch_with_warps<T, 4, false, kFew, kPf, false, kSx>(threads, full, launch);
+        return launch_with_warps<T, 4, false, kFew, kPf>(threads, full, launch);
     }
-  };
-  auto pick = [&](auto few_rows, auto prefetching, const auto& launch) {
-    return pick_with(few_rows, prefetching, std::false_type{}, launch);
   };
   // The plain occupancy plan: what runs where no other plan does, and what the
   // other plans' builds are weighed against.
@@ -2130,14 +2123,17 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
       })) {
     return pick(std::true_type{}, std::false_type{}, go);
   }
-  if constexpr (!std::is_same_v<T, double>) {
-    if (stream_planned<T>(rows, hidden, residual != nullptr, device)) {
-      auto pick_streaming = [&](const auto& launch) {
-        pick_with(std::false_type{}, std::false_type{}, std::true_type{}, launch);
-      };
-      if (warps_per_sm(threads, pick_streaming) >= warps_per_sm(threads, pick_plain)) {
-        return pick_streaming(go);
-      }
+  if constexpr (sizeof(T) == 2) {
+    // The 32-warp build that checks its bounds: 16-bit fused add rows of 1024
+    // threads take no kFull build outside the latency plan (fixed_warps_built).
+    auto pick_stream_add = [&](const auto& launch) {
+      return launch(rms_norm_fwd_single_pass_kernel<T, 2, true, false, 32, false, false, false,
+                                                    false, false, true>,
+                    true);
+    };
+    if (stream_add_planned<T>(rows, hidden, residual != nullptr, c, threads, device) &&
+        warps_per_sm(threads, pick_stream_add) >= 2 * (threads / 32)) {
+      return pick_stream_add(go);
     }
   }
   return pick_plain(go);

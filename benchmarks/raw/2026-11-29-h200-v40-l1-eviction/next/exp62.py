@@ -51,9 +51,12 @@ def first(result: object) -> torch.Tensor:
     return result[0] if isinstance(result, tuple) else result
 
 
-def graphs(op: str, impl: str, sets: list[tuple[torch.Tensor, ...]]) -> dict[str, Callable]:
-    """The three patterns' call, for one implementation over the input sets."""
-    fns = [implementation(op, impl, inputs, None) for inputs in sets]
+def graphs(
+    op: str, impl: str, sets: list[tuple[torch.Tensor, ...]], lg: object = None
+) -> dict[str, Callable]:
+    """The three patterns' call, for one implementation over the input sets (lg: Liger's
+    ops, for impl "liger"; added after exp62 ran, which did not time Liger)."""
+    fns = [implementation(op, impl, inputs, lg) for inputs in sets]
     ring: list[object] = [None] * len(fns)
     turn = [0]
 

@@ -1,0 +1,92 @@
+"""benchmarks/tools/call_patterns.py on the CPU: its command line, and the order in which
+its three patterns call the op and read its outputs (the timing itself needs a GPU)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "benchmarks" / "tools"))
+import call_patterns  # noqa: E402
+
+
+def test_settings_are_read_with_their_switches() -> None:
+    text = "plain=FUSEDOPS_EXP_A=1;new=FUSEDOPS_EXP_A=1,FUSEDOPS_EXP_B=0;base="
+    assert call_patterns.parse_settings(text) == {
+        "plain": {"FUSEDOPS_EXP_A": "1"},
+        "new": {"FUSEDOPS_EXP_A": "1", "FUSEDOPS_EXP_B": "0"},
+        "base": {},
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--settings", "plain"], "is not NAME=VAR=VALUE"),
+        (["--settings", "=A=1"], "is not NAME=VAR=VALUE"),
+        (["--settings", "a=A=1;a=B=1"], "setting 'a' is given twice"),
+        (["--settings", "a=A"], "'A' in setting 'a' is not VAR=VALUE"),
+        (["--cases", "rms_norm:bfloat16"], "is not OP:DTYPE:ROWSxHIDDEN"),
+        (["--impls", "compile-statc"], "unknown --impls compile-statc"),
+        (["--sets", "1"], "--sets must be at least 2"),
+        (["--rounds", "0"], "--rounds must be at least 1"),
+    ],
+)
+def test_a_bad_command_line_is_a_usage_error_before_any_gpu_work(
+    argv: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out.csv"
+    with pytest.raises(SystemExit) as e:
+        call_patterns.main([str(out), *argv])
+    assert e.value.code == 2
+    assert says in capsys.readouterr().err
+    assert not out.exists()
+
+
+class Output:
+    """An op's output that records when the consumer reads it."""
+
+    def __init__(self, name: str, log: list[str]) -> None:
+        self.name, self.log = name, log
+
+    def sum(self) -> None:
+        self.log.append(f"sum {self.name}")
+
+
+def test_rotating_takes_the_sets_in_turn_and_the_consumer_reads_each_output() -> None:
+    log: list[str] = []
+    made: dict[int, list[Output]] = {0: [], 1: [], 2: []}
+
+    def call(k: int):
+        def run() -> tuple[Output, Output]:
+            log.append(f"call {k}")
+            out = Output(f"{k}.{len(made[k])}", log)
+            made[k].append(out)
+            return out, Output("residual", log)
+
+        return run
+
+    steps = call_patterns.patterns([call(0), call(1), call(2)])
+    for _ in range(4):
+        steps["rotating"]()
+    assert log == ["call 0", "call 1", "call 2", "call 0"]
+    log.clear()
+    for _ in range(3):
+        steps["consumer"]()
+    # The consumer goes on from where rotating left off and sums the output just made.
+    assert log == ["call 1", "sum 1.1", "call 2", "sum 2.1", "call 0", "sum 0.2"]
+    log.clear()
+    steps["same"]()
+    steps["same"]()
+    assert log == ["call 0", "call 0"]
+
+
+def test_patterns_need_a_call() -> None:
+    with pytest.raises(ValueError, match="no calls"):
+        call_patterns.patterns([])
