@@ -5,7 +5,7 @@ start=$(date +%s)
 R=$OUT/r; mkdir -p $R
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/gpu.txt
 W=$(ls .device/s55f/*.whl)
-timeout 560 python scripts/gpu_test.py $W --no-sanitizer -k "not forward_plans" > $R/tests-rest.log 2>&1
+timeout 500 python scripts/gpu_test.py $W --no-sanitizer -k "not forward_plans" > $R/tests-rest.log 2>&1
 echo "rest rc=$? at $(( $(date +%s) - start )) s"
 grep -E "passed|failed|error|FAIL|ok  " $R/tests-rest.log | tail -12 | cut -c1-220
 cd $OUT && tar czf r.tgz r && rm -rf r
