@@ -1970,7 +1970,7 @@ bool reread_planned(bool add, int c, int threads, bool full, const DeviceLimits&
 // 2.0-4.3% faster there, 1.3-2.9% slower rotating at five other shapes), the
 // re-read with plain loads 0.6-2.4% slower at 512 rows. Outside the band the
 // re-read ran 2.2-8.1% slower (384 and 608-1024 rows), and at 1024 rows of
-// hidden 8192 (512-thread blocks) 3.8% slower. Our reading, not measured: the
+// hidden 8192 (512-thread blocks) 2.8-3.8% slower. Our reading, not measured: the
 // stored sum stays in the L2 for its second read only while the streamed inputs
 // leave it room. sm_90 only (an H100's band, rows 401-480, unmeasured), and taken
 // only where the loaded kernel holds two blocks an SM (kRereadMinBlocks).
