@@ -36,6 +36,7 @@ def test_settings_are_read_with_their_switches() -> None:
         (["--impls", "compile-statc"], "unknown --impls compile-statc"),
         (["--sets", "1"], "--sets must be at least 2"),
         (["--rounds", "0"], "--rounds must be at least 1"),
+        (["--settings", "base=;compile-static=A=1"], "compile-static is an implementation's"),
     ],
 )
 def test_a_bad_command_line_is_a_usage_error_before_any_gpu_work(
@@ -90,3 +91,17 @@ def test_rotating_takes_the_sets_in_turn_and_the_consumer_reads_each_output() ->
 def test_patterns_need_a_call() -> None:
     with pytest.raises(ValueError, match="no calls"):
         call_patterns.patterns([])
+
+
+def test_liger_asked_for_but_missing_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gpu_sweep
+
+    monkeypatch.setattr(gpu_sweep, "liger_ops", lambda: None)
+    out = tmp_path / "out.csv"
+    with pytest.raises(SystemExit) as e:
+        call_patterns.main([str(out), "--impls", "compile-static,liger"])
+    assert e.value.code == 2
+    assert "Liger is not installed here" in capsys.readouterr().err
+    assert not out.exists()

@@ -1139,6 +1139,9 @@ __global__ void __launch_bounds__(
       if (kFull || i < nvec) {
         if constexpr (kReread) xv[c] = load_row_again</*kL1EvictFirst=*/kEvictLastX>(xr + i);
         if constexpr (kStreamAdd) {
+          // The sum this thread stored above: the volatile asm (so the compiler
+          // neither forwards the stored registers nor drops the load) stays after
+          // the store, as neither moves across the reduction's barrier.
           xv[c] = load_row_again(reinterpret_cast<const VecT*>(residual_out + offset) + i);
         }
         keep_packed(xv[c]);
