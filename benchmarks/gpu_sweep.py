@@ -4,6 +4,7 @@
         [--impls fusedops,compile,liger,copy[,compile-static]]
         [--ops rms_norm,fused_add_rms_norm,silu_and_mul[,silu_and_mul_backward]]
         [--label NAME] [--quick] [--rows 1,16,128] [--hidden 2048,4096] [--placements 3]
+        [--pattern same|rotating|consumer]
 
 For every dtype, rows in 1 ... 65536 (ROWS) and hidden in 2048 ... 16384, each
 implementation is captured into a CUDA graph (up to 64 calls on the same
@@ -28,6 +29,16 @@ gradient and x, writes the N x 2H gradient of x; not in the default --ops).
 silu_and_mul's and its backward's x), the ceiling drawn in the plots. Only
 silu_and_mul_backward is swept as a backward: it is the one backward with a
 shape-for-shape Liger kernel; the norms' backward is in bench.py.
+
+--pattern (default same, the pattern above): `rotating` captures the calls over several
+sets of inputs taken in turn (ROTATING_SETS, 2 for calls moving more than
+ROTATING_SETS_MAX_BYTES), each call's outputs kept until its set comes round again, so no
+call writes what the call before wrote; `consumer` does that and follows each call with
+a sum over its (first) output, as the next op reading it, and times the pair (TB/s then
+counts the op's bytes over the pair's time). On the same tensors, a change that leaves
+the outputs in the L2 for the next call's writes looks faster than it is in a model:
+v40's streamed loads won 2.0-4.3% there and lost 1.3-2.9% rotating (benchmarks/NOTES.md
+v41).
 
 Implementations: fusedops; torch.compile of the same math in float32
 (manual_rms_norm, and for the fused add the unfused `x + r` then the norm),
@@ -58,7 +69,7 @@ import datetime
 import random
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 from l2_state import reset_l2_persisting
@@ -100,6 +111,14 @@ MAX_CALLS = 64
 # from its median, depending on where the inputs and the outputs landed
 # (benchmarks/tools/placement_probe.py). Larger shapes take one set (time).
 PLACED_MAX_BYTES = 32 << 20
+# --pattern: how a graph's calls meet the memory (see the docstring). Rotating over 4 sets
+# keeps a call's working set out of the L2 by the next time its set comes round for any
+# call moving more than a quarter of it; past ROTATING_SETS_MAX_BYTES a call is far past
+# any L2 and 2 sets keep the memory of the largest shapes (float32 65536 x 16384: 16 GiB
+# a set) within the GPU's.
+PATTERNS = ("same", "rotating", "consumer")
+ROTATING_SETS = 4
+ROTATING_SETS_MAX_BYTES = 1 << 30
 
 FIELDS = [
     "label",
@@ -113,6 +132,7 @@ FIELDS = [
     "rows",
     "hidden",
     "placements",
+    "pattern",
     "us",
     "bytes",
     "tbps",
@@ -195,6 +215,42 @@ def calls_per_graph(op: str, rows: int, hidden: int, dtype: torch.dtype) -> int:
 def largest(inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
     """The input the copy moves: x (the first of the largest)."""
     return max(inputs, key=lambda t: t.numel())
+
+
+def first_output(result: object) -> object:
+    """The tensor a consumer reads: the op's first output."""
+    return result[0] if isinstance(result, tuple | list) else result
+
+
+def patterns(calls: Sequence[Callable[[], object]]) -> dict[str, Callable[[], None]]:
+    """The three patterns' step over `calls` (one call per input set): `same` runs the
+    first, `rotating` the next in turn, keeping its result in that set's slot until the
+    set comes round again; `consumer` does that and sums the result's first output."""
+    if not calls:
+        raise ValueError("no calls: give one per input set")
+    kept: list[object] = [None] * len(calls)
+    turn = [0]
+
+    def rotating() -> None:
+        k = turn[0] % len(calls)
+        turn[0] += 1
+        kept[k] = calls[k]()
+
+    def consumer() -> None:
+        rotating()
+        first_output(kept[(turn[0] - 1) % len(calls)]).sum()
+
+    def same() -> None:
+        calls[0]()
+
+    return {"same": same, "rotating": rotating, "consumer": consumer}
+
+
+def input_sets(pattern: str, moved_bytes: int) -> int:
+    """How many input sets a pattern takes for a call moving `moved_bytes`."""
+    if pattern == "same":
+        return 1
+    return ROTATING_SETS if moved_bytes <= ROTATING_SETS_MAX_BYTES else 2
 
 
 def captured(fn: Callable[[], object], calls: int, reset_l2: bool = True) -> torch.cuda.CUDAGraph:
@@ -297,23 +353,31 @@ def time_shape(
     placements: int,
     rng: random.Random,
     first: int,
+    pattern: str = "same",
 ) -> tuple[dict[str, float], tuple[torch.Tensor, ...]]:
     """Median microseconds per call of each available impl over `placements`
     sets of inputs (each after fresh spacers), and the last set of inputs.
-    The order of the impls rotates from `first` on, one step per placement."""
+    The order of the impls rotates from `first` on, one step per placement.
+    `pattern` other than same: each placement is input_sets() sets, taken in turn."""
     times: dict[str, list[float]] = {}
     held: list[object] = []
+    n_sets = input_sets(pattern, moved_elements(op, rows, hidden) * dtype.itemsize)
     calls = calls_per_graph(op, rows, hidden, dtype)
+    calls = n_sets * max(1, calls // n_sets)
     for p in range(placements):
         if placements > 1:
             held += spacers(rng)
-        inputs = make_inputs(op, rows, hidden, dtype)
-        held.append(inputs)
+        sets = [make_inputs(op, rows, hidden, dtype) for _ in range(n_sets)]
+        held.append(sets)
         for impl in rotated(impls, first + p):
-            fn = implementation(op, impl, inputs, lg)
-            if fn is not None:
-                times.setdefault(impl, []).append(graph_us(fn, calls))
-    return {impl: statistics.median(ts) for impl, ts in times.items()}, inputs
+            fns = [implementation(op, impl, inputs, lg) for inputs in sets]
+            if fns[0] is None:
+                continue
+            step = fns[0] if pattern == "same" else patterns(fns)[pattern]
+            times.setdefault(impl, []).append(graph_us(step, calls))
+            if pattern != "same":  # its step keeps n_sets outputs: free them before the next
+                del step, fns
+    return {impl: statistics.median(ts) for impl, ts in times.items()}, sets[0]
 
 
 def sweep(args, meta: dict[str, str], writer) -> None:
@@ -331,7 +395,16 @@ def sweep(args, meta: dict[str, str], writer) -> None:
                     moved = moved_elements(op, rows, hidden) * esize
                     placements = args.placements if moved <= PLACED_MAX_BYTES else 1
                     times, inputs = time_shape(
-                        op, rows, hidden, dtype, args.impls, lg, placements, rng, shape_index
+                        op,
+                        rows,
+                        hidden,
+                        dtype,
+                        args.impls,
+                        lg,
+                        placements,
+                        rng,
+                        shape_index,
+                        args.pattern,
                     )
                     for impl in args.impls:
                         if impl not in times:
@@ -347,6 +420,7 @@ def sweep(args, meta: dict[str, str], writer) -> None:
                                 "rows": rows,
                                 "hidden": hidden,
                                 "placements": placements,
+                                "pattern": args.pattern,
                                 "us": f"{us:.3f}",
                                 "bytes": nbytes,
                                 "tbps": f"{nbytes / us / 1e6:.4f}",
@@ -387,6 +461,13 @@ def main(argv: list[str] | None = None) -> int:
         "--rows", help="comma-separated row counts (default: the sweep's, or --quick's)"
     )
     parser.add_argument("--hidden", help="comma-separated hidden sizes (default: as --rows)")
+    parser.add_argument(
+        "--pattern",
+        default="same",
+        choices=PATTERNS,
+        help="same tensors every call (default), rotating input sets, or rotating with a "
+        "consumer of each output",
+    )
     args = parser.parse_args(argv)
     if args.placements < 1:
         parser.error(f"--placements must be at least 1, not {args.placements}")

@@ -30,15 +30,12 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from shape_probe_args import add_graph_probe_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import KNOWN_IMPLS, choices
-
-PATTERNS = ("same", "rotating", "consumer")
+from gpu_sweep import KNOWN_IMPLS, PATTERNS, choices, patterns
 
 
 def parse_settings(text: str) -> dict[str, dict[str, str]]:
@@ -60,34 +57,6 @@ def parse_settings(text: str) -> dict[str, dict[str, str]]:
             env[var] = value
         settings[name] = env
     return settings
-
-
-def first_output(result: object) -> object:
-    return result[0] if isinstance(result, tuple | list) else result
-
-
-def patterns(calls: Sequence[Callable[[], object]]) -> dict[str, Callable[[], None]]:
-    """The three patterns' step over `calls` (one call per input set): `same` runs the
-    first, `rotating` the next in turn, keeping its result in that set's slot until the
-    set comes round again; `consumer` does that and sums the result's first output."""
-    if not calls:
-        raise ValueError("no calls: give one per input set")
-    kept: list[object] = [None] * len(calls)
-    turn = [0]
-
-    def rotating() -> None:
-        k = turn[0] % len(calls)
-        turn[0] += 1
-        kept[k] = calls[k]()
-
-    def consumer() -> None:
-        rotating()
-        first_output(kept[(turn[0] - 1) % len(calls)]).sum()
-
-    def same() -> None:
-        calls[0]()
-
-    return {"same": same, "rotating": rotating, "consumer": consumer}
 
 
 def time_case(

@@ -1,5 +1,7 @@
-"""benchmarks/tools/call_patterns.py on the CPU: its command line, and the order in which
-its three patterns call the op and read its outputs (the timing itself needs a GPU)."""
+"""The three call patterns on the CPU (gpu_sweep.patterns, used by gpu_sweep.py --pattern
+and benchmarks/tools/call_patterns.py): the order in which they call the op and read its
+outputs, how many input sets they take, and both scripts' command lines (the timing
+itself needs a GPU)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "benchmarks" / "tools"))
 import call_patterns  # noqa: E402
+import gpu_sweep  # noqa: E402
 
 
 def test_settings_are_read_with_their_switches() -> None:
@@ -73,7 +76,7 @@ def test_rotating_takes_the_sets_in_turn_and_the_consumer_reads_each_output() ->
 
         return run
 
-    steps = call_patterns.patterns([call(0), call(1), call(2)])
+    steps = gpu_sweep.patterns([call(0), call(1), call(2)])
     for _ in range(4):
         steps["rotating"]()
     assert log == ["call 0", "call 1", "call 2", "call 0"]
@@ -90,14 +93,12 @@ def test_rotating_takes_the_sets_in_turn_and_the_consumer_reads_each_output() ->
 
 def test_patterns_need_a_call() -> None:
     with pytest.raises(ValueError, match="no calls"):
-        call_patterns.patterns([])
+        gpu_sweep.patterns([])
 
 
 def test_liger_asked_for_but_missing_is_a_usage_error(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import gpu_sweep
-
     monkeypatch.setattr(gpu_sweep, "liger_ops", lambda: None)
     out = tmp_path / "out.csv"
     with pytest.raises(SystemExit) as e:
@@ -105,3 +106,28 @@ def test_liger_asked_for_but_missing_is_a_usage_error(
     assert e.value.code == 2
     assert "Liger is not installed here" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_the_sweeps_copy_runs_in_every_pattern_on_real_tensors() -> None:
+    """gpu_sweep's own implementation of the copy, over three CPU input sets: rotating
+    writes each set's own output, and the consumer's sum reads a tensor."""
+    sets = [(torch.full((4, 8), float(k)), torch.ones(8)) for k in range(3)]
+    fns = [gpu_sweep.implementation("rms_norm", "copy", inputs, None) for inputs in sets]
+    steps = gpu_sweep.patterns(fns)
+    for _ in range(3):
+        steps["consumer"]()
+    outs = [fn() for fn in fns]
+    assert [float(o[0, 0]) for o in outs] == [0.0, 1.0, 2.0]
+
+
+def test_rotating_takes_four_sets_and_two_past_a_gib_moved() -> None:
+    assert gpu_sweep.input_sets("same", 1 << 20) == 1
+    assert gpu_sweep.input_sets("rotating", gpu_sweep.ROTATING_SETS_MAX_BYTES) == 4
+    assert gpu_sweep.input_sets("consumer", gpu_sweep.ROTATING_SETS_MAX_BYTES + 1) == 2
+
+
+def test_the_sweep_refuses_an_unknown_pattern(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        gpu_sweep.main(["--csv", "unused.csv", "--pattern", "rotate"])
+    assert e.value.code == 2
+    assert "invalid choice: 'rotate'" in capsys.readouterr().err
