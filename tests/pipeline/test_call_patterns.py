@@ -131,3 +131,53 @@ def test_the_sweep_refuses_an_unknown_pattern(capsys: pytest.CaptureFixture[str]
         gpu_sweep.main(["--csv", "unused.csv", "--pattern", "rotate"])
     assert e.value.code == 2
     assert "invalid choice: 'rotate'" in capsys.readouterr().err
+
+
+def test_a_rotating_sweep_shape_times_every_set_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """gpu_sweep.time_shape with --pattern rotating, its GPU parts replaced: each impl's
+    captured calls (a multiple of the sets) cycle over all the input sets, and the
+    same-tensor pattern calls one set only."""
+    import random
+
+    made: list[torch.Tensor] = []
+
+    def cpu_inputs(op: str, rows: int, hidden: int, dtype: torch.dtype):
+        x = torch.full((rows, hidden), float(len(made)))
+        made.append(x)
+        return x, torch.ones(hidden)
+
+    def run_calls(step, calls: int) -> float:  # graph_us without the graph: the calls
+        for _ in range(calls):
+            step()
+        return float(calls)
+
+    monkeypatch.setattr(gpu_sweep, "make_inputs", cpu_inputs)
+    monkeypatch.setattr(gpu_sweep, "graph_us", run_calls)
+    sums: list[float] = []  # the set each copy call read, by its fill value
+    real_implementation = gpu_sweep.implementation
+
+    def recording(op, impl, inputs, lg):
+        fn = real_implementation(op, impl, inputs, lg)
+
+        def call() -> torch.Tensor:
+            out = fn()
+            sums.append(float(out[0, 0]))
+            return out
+
+        return call
+
+    monkeypatch.setattr(gpu_sweep, "implementation", recording)
+    times, last = gpu_sweep.time_shape(
+        "rms_norm", 4, 8, torch.float32, ["copy"], None, 1, random.Random(0), 0, "rotating"
+    )
+    assert len(made) == gpu_sweep.ROTATING_SETS
+    calls = times["copy"]
+    assert calls % gpu_sweep.ROTATING_SETS == 0
+    assert sums[: gpu_sweep.ROTATING_SETS] == [0.0, 1.0, 2.0, 3.0]
+    assert last[0] is made[0]
+    made.clear()
+    sums.clear()
+    gpu_sweep.time_shape(
+        "rms_norm", 4, 8, torch.float32, ["copy"], None, 1, random.Random(0), 0, "same"
+    )
+    assert len(made) == 1 and set(sums) == {0.0}
