@@ -114,8 +114,8 @@ PLACED_MAX_BYTES = 32 << 20
 # --pattern: how a graph's calls meet the memory (see the docstring). Rotating over 4 sets
 # keeps a call's working set out of the L2 by the next time its set comes round for any
 # call moving more than a quarter of it; past ROTATING_SETS_MAX_BYTES a call is far past
-# any L2 and 2 sets keep the memory of the largest shapes (float32 65536 x 16384: 16 GiB
-# a set) within the GPU's.
+# any L2 and 2 sets keep the memory of the largest shapes (the float32 fused add at
+# 65536 x 16384: 8 GiB of inputs a set) within the GPU's.
 PATTERNS = ("same", "rotating", "consumer")
 ROTATING_SETS = 4
 ROTATING_SETS_MAX_BYTES = 1 << 30
@@ -217,15 +217,32 @@ def largest(inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
     return max(inputs, key=lambda t: t.numel())
 
 
-def first_output(result: object) -> object:
-    """The tensor a consumer reads: the op's first output."""
-    return result[0] if isinstance(result, tuple | list) else result
+def first_output(result: object) -> list[object]:
+    """What the next op reads of a result: its first output (the fused add's normed
+    output, not the residual sum the next layer reads later)."""
+    return [result[0] if isinstance(result, tuple | list) else result]
 
 
-def patterns(calls: Sequence[Callable[[], object]]) -> dict[str, Callable[[], None]]:
+def every_output(result: object) -> list[object]:
+    """Every tensor of a result: silu_and_mul_backward's gradient of x, which Liger
+    returns as two halves and the others as one tensor."""
+    return list(result) if isinstance(result, tuple | list) else [result]
+
+
+def consumed(op: str) -> Callable[[object], list[object]]:
+    """What the consumer pattern sums of op's result. The copy's is its own output (x's
+    size: for silu_and_mul twice the op's output), so its consumer line reads more."""
+    return every_output if op == "silu_and_mul_backward" else first_output
+
+
+def patterns(
+    calls: Sequence[Callable[[], object]],
+    reads: Callable[[object], list[object]] = first_output,
+) -> dict[str, Callable[[], None]]:
     """The three patterns' step over `calls` (one call per input set): `same` runs the
     first, `rotating` the next in turn, keeping its result in that set's slot until the
-    set comes round again; `consumer` does that and sums the result's first output."""
+    set comes round again; `consumer` does that and sums what `reads` picks of the
+    result (the next op reading it)."""
     if not calls:
         raise ValueError("no calls: give one per input set")
     kept: list[object] = [None] * len(calls)
@@ -238,7 +255,8 @@ def patterns(calls: Sequence[Callable[[], object]]) -> dict[str, Callable[[], No
 
     def consumer() -> None:
         rotating()
-        first_output(kept[(turn[0] - 1) % len(calls)]).sum()
+        for t in reads(kept[(turn[0] - 1) % len(calls)]):
+            t.sum()
 
     def same() -> None:
         calls[0]()
@@ -373,14 +391,15 @@ def time_shape(
             fns = [implementation(op, impl, inputs, lg) for inputs in sets]
             if fns[0] is None:
                 continue
-            step = fns[0] if pattern == "same" else patterns(fns)[pattern]
+            step = fns[0] if pattern == "same" else patterns(fns, consumed(op))[pattern]
             times.setdefault(impl, []).append(graph_us(step, calls))
             if pattern != "same":  # its step keeps n_sets outputs: free them before the next
                 del step, fns
     return {impl: statistics.median(ts) for impl, ts in times.items()}, sets[0]
 
 
-def sweep(args, meta: dict[str, str], writer) -> None:
+def sweep(args, meta: dict[str, str], writer, flush: Callable[[], None] = lambda: None) -> None:
+    """Every shape's rows, flushed after each shape: a sweep cut by a timeout keeps them."""
     lg = liger_ops() if "liger" in args.impls else None
     rows_list = args.rows or ((1, 128, 16384) if args.quick else ROWS)
     hidden_list = args.hidden or ((4096, 16384) if args.quick else HIDDEN)
@@ -428,6 +447,7 @@ def sweep(args, meta: dict[str, str], writer) -> None:
                         )
                         print(f"{dtype_name} {op} {impl} {rows}x{hidden}: {us:.2f} us", flush=True)
                     del inputs
+                    flush()
                     shape_index += 1
                 torch.cuda.empty_cache()
 
@@ -492,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.csv, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=FIELDS)
         writer.writeheader()
-        sweep(args, meta, writer)
+        sweep(args, meta, writer, f.flush)
     return 0
 
 

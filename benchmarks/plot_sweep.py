@@ -37,8 +37,12 @@ def load(paths: list[str]) -> list[dict[str, str]]:
     return rows
 
 
-def series_name(row: dict[str, str]) -> str:
-    return f"fusedops {row['label']}" if row["impl"] == "fusedops" else row["impl"]
+def series(row: dict[str, str]) -> tuple[str, str]:
+    """The line a row belongs to: its implementation's name and its call pattern
+    (gpu_sweep.py --pattern; a CSV without the column is `same`). Each pattern other
+    than the sweep's own is a line of its own, dash-dotted."""
+    name = f"fusedops {row['label']}" if row["impl"] == "fusedops" else row["impl"]
+    return name, row.get("pattern") or "same"
 
 
 def plot(rows: list[dict[str, str]], labels: list[str], out_dir: Path, prefix: str) -> list[Path]:
@@ -57,7 +61,7 @@ def plot(rows: list[dict[str, str]], labels: list[str], out_dir: Path, prefix: s
         for r in keep:
             if r["op"] == op:
                 key = (r["dtype"], int(r["hidden"]))
-                data[key][series_name(r)].append((int(r["rows"]), float(r["tbps"])))
+                data[key][series(r)].append((int(r["rows"]), float(r["tbps"])))
         if not data:
             continue
         hiddens = sorted({h for _, h in data})
@@ -72,7 +76,7 @@ def plot(rows: list[dict[str, str]], labels: list[str], out_dir: Path, prefix: s
         for i, dtype in enumerate(dtypes):
             for j, hidden in enumerate(hiddens):
                 ax = axes[i][j]
-                for name, points in sorted(data[(dtype, hidden)].items()):
+                for (name, pattern), points in sorted(data[(dtype, hidden)].items()):
                     points.sort()
                     if name.startswith("fusedops"):
                         k = labels.index(name.split(" ", 1)[1])
@@ -82,7 +86,10 @@ def plot(rows: list[dict[str, str]], labels: list[str], out_dir: Path, prefix: s
                             linewidth=max(0.75, 2 - 0.5 * k),
                         )
                     else:
-                        style = STYLE.get(name, {})
+                        style = dict(STYLE.get(name, {}))
+                    if pattern != "same":
+                        style["linestyle"] = "-."
+                        name = f"{name} ({pattern})"
                     ax.plot(*zip(*points, strict=True), label=name, markersize=3, **style)
                 ax.set_xscale("log", base=2)
                 ax.set_title(f"{dtype}, hidden {hidden}", fontsize=9)

@@ -59,11 +59,22 @@ STALL_SUFFIX = "_per_issue_active.ratio"
 
 
 def sweep_times(paths: list[Path]) -> dict[tuple[str, str, int, int], dict[str, float]]:
-    """(op, dtype, rows, hidden) -> impl -> fastest µs over the files."""
+    """(op, dtype, rows, hidden) -> impl -> fastest µs over the files, which must share
+    one call pattern (gpu_sweep.py --pattern; a CSV without the column is `same`): a
+    consumer pattern's times include the next op's read and are no run of the others."""
     best: dict[tuple[str, str, int, int], dict[str, float]] = defaultdict(dict)
+    seen: dict[str, Path] = {}
     for path in paths:
         with path.open(newline="") as f:
             for row in csv.DictReader(f):
+                pattern = row.get("pattern") or "same"
+                seen.setdefault(pattern, path)
+                if len(seen) > 1:
+                    (a, pa), (b, pb) = list(seen.items())[:2]
+                    raise SystemExit(
+                        f"{pa} is of the {a} pattern and {pb} of the {b} pattern: "
+                        "give one pattern's sweeps at a time"
+                    )
                 key = (row["op"], row["dtype"], int(row["rows"]), int(row["hidden"]))
                 us = float(row["us"])
                 best[key][row["impl"]] = min(us, best[key].get(row["impl"], us))

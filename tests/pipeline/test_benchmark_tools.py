@@ -160,3 +160,35 @@ def test_count_is_refused_for_the_table(tmp_path: Path, capsys: pytest.CaptureFi
     with pytest.raises(SystemExit):
         ncu_miss_table.main(["table", str(V38_SWEEP), "--ncu", str(tmp_path), "--count"])
     assert "--count is for misses" in capsys.readouterr().err
+
+
+def test_sweeps_of_two_call_patterns_are_refused_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A consumer-pattern sweep (gpu_sweep.py --pattern) times each call with the next
+    op's read: its times are no run of a same-tensor sweep's, so the two are not merged.
+    A CSV without the column is the same-tensor pattern."""
+    import csv
+
+    consumer = tmp_path / "consumer.csv"
+    with V38_SWEEP.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    with consumer.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=[*rows[0], "pattern"])
+        writer.writeheader()
+        writer.writerows({**r, "pattern": "consumer"} for r in rows)
+    assert ncu_miss_table.main(["misses", str(consumer), "--count"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        ncu_miss_table.main(["misses", str(V38_SWEEP), str(consumer)])
+    assert "of the same pattern" in str(e.value) and "of the consumer pattern" in str(e.value)
+
+
+def test_a_plot_draws_each_call_pattern_as_its_own_line() -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import plot_sweep
+
+    row = {"impl": "fusedops", "label": "v41"}
+    assert plot_sweep.series(row) == ("fusedops v41", "same")
+    assert plot_sweep.series({**row, "pattern": "consumer"}) == ("fusedops v41", "consumer")
+    assert plot_sweep.series({"impl": "liger", "label": "", "pattern": ""}) == ("liger", "same")

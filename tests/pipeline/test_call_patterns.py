@@ -146,8 +146,8 @@ def test_a_rotating_sweep_shape_times_every_set_in_turn(monkeypatch: pytest.Monk
         made.append(x)
         return x, torch.ones(hidden)
 
-    def run_calls(step, calls: int) -> float:  # graph_us without the graph: the calls
-        for _ in range(calls):
+    def run_calls(step, calls: int) -> float:  # graph_us without the graph: captured()'s
+        for _ in range(1 + calls):  # call outside the graph, then the captured ones
             step()
         return float(calls)
 
@@ -173,7 +173,9 @@ def test_a_rotating_sweep_shape_times_every_set_in_turn(monkeypatch: pytest.Monk
     assert len(made) == gpu_sweep.ROTATING_SETS
     calls = times["copy"]
     assert calls % gpu_sweep.ROTATING_SETS == 0
-    assert sums[: gpu_sweep.ROTATING_SETS] == [0.0, 1.0, 2.0, 3.0]
+    # The warm-up call takes set 0; the captured calls go round from set 1.
+    assert sums[: 1 + gpu_sweep.ROTATING_SETS] == [0.0, 1.0, 2.0, 3.0, 0.0]
+    assert sums[1:].count(0.0) == calls // gpu_sweep.ROTATING_SETS
     assert last[0] is made[0]
     made.clear()
     sums.clear()
@@ -181,3 +183,17 @@ def test_a_rotating_sweep_shape_times_every_set_in_turn(monkeypatch: pytest.Monk
         "rms_norm", 4, 8, torch.float32, ["copy"], None, 1, random.Random(0), 0, "same"
     )
     assert len(made) == 1 and set(sums) == {0.0}
+
+
+def test_the_consumer_reads_every_half_of_a_split_gradient() -> None:
+    """silu_and_mul_backward: Liger returns the gradient of x as two halves, the others
+    as one tensor; the consumer sums all of it. Elsewhere it sums the first output."""
+    log: list[str] = []
+    halves = (Output("gate", log), Output("up", log))
+    steps = gpu_sweep.patterns([lambda: halves], gpu_sweep.consumed("silu_and_mul_backward"))
+    steps["consumer"]()
+    assert log == ["sum gate", "sum up"]
+    log.clear()
+    steps = gpu_sweep.patterns([lambda: halves], gpu_sweep.consumed("fused_add_rms_norm"))
+    steps["consumer"]()
+    assert log == ["sum gate"]
