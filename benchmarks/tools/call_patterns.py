@@ -35,7 +35,7 @@ from pathlib import Path
 from shape_probe_args import add_graph_probe_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import KNOWN_IMPLS, PATTERNS, choices, patterns
+from gpu_sweep import KNOWN_IMPLS, PATTERNS, choices, consumed, patterns
 
 
 def parse_settings(text: str) -> dict[str, dict[str, str]]:
@@ -82,7 +82,8 @@ def time_case(
     if len(settings) > 1:
         check_same_outputs(implementation(op, "fusedops", sets[0], lg), settings, label)
     steps = {
-        i: patterns([implementation(op, i, s, lg) for s in sets]) for i in ["fusedops", *rivals]
+        i: patterns([implementation(op, i, s, lg) for s in sets], consumed(op))
+        for i in ["fusedops", *rivals]
     }
     for pattern in PATTERNS:
         step = steps["fusedops"][pattern]
