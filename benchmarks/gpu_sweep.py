@@ -206,10 +206,13 @@ def make_inputs(op: str, rows: int, hidden: int, dtype: torch.dtype) -> tuple[to
     return (*data, w)
 
 
-def calls_per_graph(op: str, rows: int, hidden: int, dtype: torch.dtype) -> int:
-    """Calls captured in one graph: as many as move GRAPH_BYTES, 1 to MAX_CALLS."""
+def calls_per_graph(op: str, rows: int, hidden: int, dtype: torch.dtype, sets: int = 1) -> int:
+    """Calls captured in one graph: as many as move GRAPH_BYTES, 1 to MAX_CALLS, rounded
+    down to a multiple of `sets` (at least `sets`) so that a rotating pattern's graph
+    takes every input set equally often."""
     moved = moved_elements(op, rows, hidden) * dtype.itemsize
-    return max(1, min(MAX_CALLS, GRAPH_BYTES // moved))
+    calls = max(1, min(MAX_CALLS, GRAPH_BYTES // moved))
+    return sets * max(1, calls // sets)
 
 
 def largest(inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -380,8 +383,7 @@ def time_shape(
     times: dict[str, list[float]] = {}
     held: list[object] = []
     n_sets = input_sets(pattern, moved_elements(op, rows, hidden) * dtype.itemsize)
-    calls = calls_per_graph(op, rows, hidden, dtype)
-    calls = n_sets * max(1, calls // n_sets)
+    calls = calls_per_graph(op, rows, hidden, dtype, n_sets)
     for p in range(placements):
         if placements > 1:
             held += spacers(rng)

@@ -76,7 +76,7 @@ def time_case(
     op, dtype, rows, hidden = case
     turns = len(order) // len(settings)
     sets = [make_inputs(op, rows, hidden, dtype) for _ in range(n_sets)]
-    calls = n_sets * max(1, calls_per_graph(op, rows, hidden, dtype) // n_sets)
+    calls = calls_per_graph(op, rows, hidden, dtype, n_sets)
     dtype_name = str(dtype).removeprefix("torch.")
     label = f"{op} {dtype_name} {rows}x{hidden}"
     if len(settings) > 1:

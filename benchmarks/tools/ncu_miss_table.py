@@ -68,13 +68,13 @@ def sweep_times(paths: list[Path]) -> dict[tuple[str, str, int, int], dict[str, 
         with path.open(newline="") as f:
             for row in csv.DictReader(f):
                 pattern = row.get("pattern") or "same"
-                seen.setdefault(pattern, path)
-                if len(seen) > 1:
-                    (a, pa), (b, pb) = list(seen.items())[:2]
+                if seen and pattern not in seen:
+                    ((other, where),) = seen.items()
                     raise SystemExit(
-                        f"{pa} is of the {a} pattern and {pb} of the {b} pattern: "
-                        "give one pattern's sweeps at a time"
+                        f"{where} is of the {other} pattern and {path} of the {pattern} "
+                        "pattern: give one pattern's sweeps at a time"
                     )
+                seen.setdefault(pattern, path)
                 key = (row["op"], row["dtype"], int(row["rows"]), int(row["hidden"]))
                 us = float(row["us"])
                 best[key][row["impl"]] = min(us, best[key].get(row["impl"], us))
