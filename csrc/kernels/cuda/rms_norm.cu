@@ -1010,7 +1010,7 @@ constexpr int single_pass_max_threads() {
 // and the weight loaded then, so a block fits 32 registers and an SM holds two;
 // its evict_last rows are set back to normal after the second read.
 // kStreamAdd (stream_add_planned: the 16-bit fused add in 1024-thread rows, a call
-// moving a little more than the L2): x and the residual read as streamed
+// moving 3/4 to 7/4 of the L2): x and the residual read as streamed
 // (load_streaming), the stored residual sum read again for the output instead of
 // held across the reduction, and the weight loaded then, so a block fits 32
 // registers and an SM holds two.
@@ -1890,10 +1890,16 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device, in
 // - the victim probe (demote before the barrier): four copies of 12 MiB after
 //   bf16 16384 x 8192 took 24.5 us instead of 24.0 (after float32 16384 x 2048:
 //   24.0 both ways).
-// So rms_norm at C >= 2 and the fused add at C <= 2, in blocks of fewer than
-// 1024 threads (the fused add's 1024-thread blocks, float32 hidden 8192 and
-// 16-bit 16384, were not tried with it), and not where past_l2_plan prefetches
-// (its build marks its own lines) or runs the fused add in C = 2's order.
+// - in 1024-thread blocks at C = 2 (16-bit hidden 16384, float32 8192), the
+//   runtime-warp-count build (56 registers for 16-bit, as the plain build's 56: one
+//   block an SM either way), in three patterns of calls (NOTES.md v42): 0.5-3.5% slower
+//   at 1024 rows (reads 16/15 of the L2), 0.1-1.2% faster at 1536 (16-bit), level to
+//   1.5% faster at 2048, 1.1-2.9% faster at 4096 and 1.8-4.3% at 16384 (bf16 16384 x
+//   16384: 509.5 -> 497.8 us).
+// So rms_norm at C >= 2 and the fused add at C <= 2, and not where past_l2_plan
+// prefetches (its build marks its own lines) or runs the fused add in C = 2's
+// order; rows whose C = 2 plan fills 1024-thread blocks only where the reads are
+// more than 3/2 of the L2 (evict_last_pays).
 // Other widths take it unmeasured where evict_last_keeps_warps allows: kHalves
 // at other warp counts (e.g. 10 at hidden 10240), C = 2 at odd warp counts,
 // 16-bit rms_norm C = 4 past hidden 16384 (25-31 warps; 19-24 prefetch),
@@ -1905,7 +1911,22 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device, in
 template <typename T>
 bool evict_last_x_planned(bool add, int c, int block_threads, const DeviceLimits& device) {
   return sizeof(T) <= 4 && device.cc_major == 9 && (add ? c <= 2 : c >= 2) &&
-         block_threads < kSinglePassMaxThreads;
+         (block_threads < kSinglePassMaxThreads || (add && c == 2));
+}
+
+// Rows whose C = 2 plan fills 1024-thread blocks (32 KB a tensor: 16-bit hidden
+// 16384, float32 8192) read evict_last only where the call reads more than 3/2 of
+// the L2. Just past it evict_last was slower there, in three patterns of calls on an
+// H200 (NOTES.md v42): the fused add's 1024-thread build 0.5-3.5% at 1024 rows (reads
+// 16/15 of the L2; faster from 1536, 8/5), 16-bit rms_norm's kHalves build 1.1-3.6%
+// at 2048 rows of 16384 (16/15); from 1.1% slower to 1.2% faster at 3072 (8/5) and
+// from 0.6% slower to 1.2% faster at 4096 (32/15); 0.2-1.7% faster at 6144 and 1.3-2.0%
+// at 16384. Where between 16/15 and 8/5 it turns is unmeasured. Narrower rows pay
+// just past the L2 (the bf16 fused add at 2048 x 8192, reads 16/15: 2.1-2.8% faster on
+// the same and on rotating tensors, 0.5% slower when each output is summed).
+// c2_threads: the threads of the row's C = 2 plan; reads: the bytes the call reads.
+inline bool evict_last_pays(int c2_threads, int64_t reads, const DeviceLimits& device) {
+  return c2_threads < kSinglePassMaxThreads || 2 * reads > 3 * device.l2_bytes;
 }
 
 // And only where its build leaves an SM the warps of the plain one, or more than
@@ -1960,8 +1981,8 @@ bool reread_planned(bool add, int c, int threads, bool full, const DeviceLimits&
 
 // The 16-bit fused add in rows of 1024 threads at 2 vectors a thread (hidden
 // 15880-16384) holds its row in 52-55 registers, one block an SM. Where what the call
-// reads and writes is past the L2 by up to a fifth (rows 481-576 on an H200) and
-// no other plan took it, kStreamAdd reads x and the residual as streamed
+// reads and writes is more than 3/4 of the L2 and at most 7/4 of it (rows 361-840 on
+// an H200) and no other plan took it, kStreamAdd reads x and the residual as streamed
 // (ld.global.cs), and reads the stored residual sum back for the output, as
 // inductor's fused add does: 32 registers, two blocks an SM. Measured on an H200
 // (NOTES.md v41), the builds taking turns in one process, bits checked, in three
@@ -1971,19 +1992,28 @@ bool reread_planned(bool add, int c, int threads, bool full, const DeviceLimits&
 // and 2.3-4.4% (hidden 16384 only). Each half alone did not pay: the streamed loads were 1.2-2.3%
 // slower rotating (v40 had shipped them alone, by the same-tensor pattern only:
 // 2.0-4.3% faster there, 1.3-2.9% slower rotating at five other shapes), the
-// re-read with plain loads 0.6-2.4% slower at 512 rows. Outside the band the
-// re-read ran 2.2-8.1% slower (384 and 608-1024 rows), and at 1024 rows of
-// hidden 8192 (512-thread blocks) 2.8-3.8% slower. Our reading, not measured: the
-// stored sum stays in the L2 for its second read only while the streamed inputs
-// leave it room. sm_90 only (an H100's band, rows 401-480, unmeasured), and taken
-// only where the loaded kernel holds two blocks an SM (kRereadMinBlocks).
+// re-read with plain loads 0.6-2.4% slower at 512 rows, 2.2-8.1% slower at 384 and
+// 608-1024 rows, and at 1024 rows of hidden 8192 (512-thread blocks) 2.8-3.8%. v41 took
+// the build from past the L2 to 6/5 of it (rows 481-576). v42 timed it at 256-16384 rows
+// against the plain build (the same patterns, bf16 and fp16; NOTES.md v42):
+// - 384-832 rows (4/5 to 26/15 of the L2): 0.6-3.8% faster when each output is summed,
+//   from 0.4% slower to 7.8% faster on the same tensors and on rotating ones (448 rows:
+//   2.6-7.8% faster in all three); at 512 rows, where both settings ran this build, the
+//   two differed by 0.1-0.8%;
+// - 320 rows (2/3): 7.8-11.2% slower on the same tensors; 256 level;
+// - 896 rows (28/15): 1.4-2.2% slower on the same and rotating tensors; 1024-16384 rows
+//   0.8-6.2% slower on them.
+// Our reading, not measured: the stored sum stays in the L2 for its second read only
+// while the streamed inputs leave it room. sm_90 only (an H100's band, rows 301-700,
+// unmeasured), and taken only where the loaded kernel holds two blocks an SM
+// (kRereadMinBlocks).
 template <typename T>
 bool stream_add_planned(int64_t rows, int64_t hidden, bool add, int c, int threads,
                         const DeviceLimits& device) {
   if (sizeof(T) != 2 || !add || c != 2 || threads != kSinglePassMaxThreads) return false;
   const int64_t moved = rows * hidden * static_cast<int64_t>(sizeof(T)) * 4;
   const int64_t l2 = device.l2_bytes;
-  return device.cc_major == 9 && l2 > 0 && moved > l2 && 5 * moved <= 6 * l2;
+  return device.cc_major == 9 && l2 > 0 && 4 * moved > 3 * l2 && 4 * moved <= 7 * l2;
 }
 
 // 1 or kSinglePassPreferC vectors per thread (4 for long float32 rms_norm rows),
@@ -2056,6 +2086,8 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     }
   }
   const bool past_l2 = prefetch.rows_below > 0;
+  const int64_t reads =
+      rows * hidden * static_cast<int64_t>(sizeof(T)) * (residual != nullptr ? 2 : 1);
   if constexpr (std::is_same_v<T, float>) {
     auto pick_reread = [&](const auto& launch) {
       if (past_l2) {
@@ -2077,7 +2109,8 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
         pick(std::true_type{}, std::false_type{}, probe);
       })) {
     if constexpr (sizeof(T) == 2) {
-      bool evict_last_x = past_l2 && evict_last_x_planned<T>(false, 4, threads / 2, device);
+      bool evict_last_x = past_l2 && evict_last_x_planned<T>(false, 4, threads / 2, device) &&
+                          evict_last_pays(threads, reads, device);
       if (evict_last_x) {
         evict_last_x = evict_last_keeps_warps(halves_warps_per_sm<T, false>(threads / 2, true),
                                               halves_warps_per_sm<T, false>(threads / 2, false));
@@ -2099,7 +2132,8 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
     }
     if (plan == PastL2::kPrefetch) return pick(std::false_type{}, std::true_type{}, go);
     if constexpr (sizeof(T) <= 4) {
-      if (evict_last_x_planned<T>(residual != nullptr, c, threads, device)) {
+      if (evict_last_x_planned<T>(residual != nullptr, c, threads, device) &&
+          evict_last_pays(threads, reads, device)) {
         // evict_last_x_planned: the fused add at C = 1 or 2, rms_norm at 2 or 4
         auto pick_evict_last = [&](const auto& launch) {
           if (residual != nullptr) {
