@@ -211,7 +211,12 @@ def calls_per_graph(op: str, rows: int, hidden: int, dtype: torch.dtype, sets: i
     down to a multiple of `sets` (at least `sets`) so that a rotating pattern's graph
     takes every input set equally often."""
     moved = moved_elements(op, rows, hidden) * dtype.itemsize
-    calls = max(1, min(MAX_CALLS, GRAPH_BYTES // moved))
+    return whole_rounds(max(1, min(MAX_CALLS, GRAPH_BYTES // moved)), sets)
+
+
+def whole_rounds(calls: int, sets: int) -> int:
+    """`calls` rounded down to a multiple of `sets`, at least one round: each input set
+    is taken equally often."""
     return sets * max(1, calls // sets)
 
 

@@ -2,6 +2,7 @@
 
     python benchmarks/tools/graph_timeline_probe.py [--csv OUT.csv] [--calls 64]
         [--cases fused_add_rms_norm:bfloat16:1024x8192,...] [--impls fusedops,compile-static]
+        [--pattern same|rotating|consumer]
 
 gpu_sweep.py reports time per call in a replayed graph of identical calls:
 that is one kernel's duration plus the gap before the next kernel starts.
@@ -13,6 +14,11 @@ three times under the profiler, and prints the median kernel duration, the
 median gap from one kernel's end to the next one's start, the median period
 (start to start), the launch configuration and, for comparison, the
 untraced per-call time measured the way gpu_sweep.py measures it.
+
+--pattern is gpu_sweep.py's: `rotating` takes its input sets in turn, `consumer` also
+sums each output after the call. There a call is more than one kernel, so each row also
+gives every kernel's median duration by name (`by_kernel`): whether a gap to a rival is
+in the op's kernel or in the sum that reads its output.
 
 A script, not a test: tracing adds its own overhead, so compare the
 implementations with each other in one run, not with the sweep's numbers.
@@ -34,12 +40,18 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
     KNOWN_IMPLS,
+    PATTERNS,
     captured,
     choices,
+    consumed,
     graph_us,
     implementation,
+    input_sets,
     liger_ops,
     make_inputs,
+    moved_elements,
+    patterns,
+    whole_rounds,
 )
 from shape_probe_args import add_graph_probe_args
 
@@ -55,6 +67,7 @@ FIELDS = [
     "rows",
     "hidden",
     "impl",
+    "pattern",
     "graph_us",
     "kernels_per_call",
     "kernel_us",
@@ -65,7 +78,9 @@ FIELDS = [
     "registers",
     "shared_bytes",
     "kernel",
+    "by_kernel",
 ]
+KERNEL_NAME_CHARS = 60
 
 
 def traced_kernels(graph: torch.cuda.CUDAGraph, replays: int) -> list[list[dict]]:
@@ -87,6 +102,24 @@ def traced_kernels(graph: torch.cuda.CUDAGraph, replays: int) -> list[list[dict]
         raise RuntimeError(f"the profiler recorded no {' or '.join(GPU_WORK)} in the replays")
     per_replay = len(kernels) // replays
     return [kernels[i * per_replay : (i + 1) * per_replay] for i in range(replays)]
+
+
+def by_kernel(replays: list[list[dict]]) -> list[tuple[str, float, float]]:
+    """(name, median duration in us, count per replay) of each kernel name in the
+    replays, the largest total time first."""
+    durations: dict[str, list[float]] = {}
+    for ks in replays:
+        for k in ks:
+            durations.setdefault(k["name"][:KERNEL_NAME_CHARS], []).append(k["dur"])
+    found = [
+        (name, statistics.median(ds), len(ds) / len(replays)) for name, ds in durations.items()
+    ]
+    return sorted(found, key=lambda f: -f[1] * f[2])
+
+
+def by_kernel_text(found: list[tuple[str, float, float]], calls: int) -> str:
+    """by_kernel's list for a CSV cell: 'NAME=US xN/call; ...'."""
+    return "; ".join(f"{name}={us:.3f} x{n / calls:.2f}/call" for name, us, n in found)
 
 
 def timeline(fn, calls: int) -> dict[str, object]:
@@ -111,7 +144,8 @@ def timeline(fn, calls: int) -> dict[str, object]:
         "block": str(args.get("block", "")),
         "registers": str(args.get("registers per thread", "")),
         "shared_bytes": str(args.get("shared memory", "")),
-        "kernel": first["name"][:60],
+        "kernel": first["name"][:KERNEL_NAME_CHARS],
+        "by_kernel": by_kernel_text(by_kernel(replays), calls),
     }
 
 
@@ -120,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", type=Path, help="also write the rows here")
     parser.add_argument("--calls", type=int, default=64, help="calls per graph (default 64)")
     add_graph_probe_args(parser, DEFAULT_CASES, "fusedops,liger,compile,copy")
+    parser.add_argument(
+        "--pattern", choices=PATTERNS, default="same", help="gpu_sweep.py's call pattern"
+    )
     args = parser.parse_args(argv)
     if args.calls < 2:
         parser.error("--calls must be at least 2 (a gap needs two kernels)")
@@ -131,14 +168,19 @@ def main(argv: list[str] | None = None) -> int:
     rows_out = []
     for op, dtype, rows, hidden in args.cases:
         dtype_name = str(dtype).removeprefix("torch.")
-        inputs = make_inputs(op, rows, hidden, dtype)
+        n_sets = input_sets(args.pattern, moved_elements(op, rows, hidden) * dtype.itemsize)
+        calls = whole_rounds(args.calls, n_sets)
+        sets = [make_inputs(op, rows, hidden, dtype) for _ in range(n_sets)]
         for impl in impls:
-            fn = implementation(op, impl, inputs, lg)
-            if fn is None:
+            fns = [implementation(op, impl, inputs, lg) for inputs in sets]
+            if fns[0] is None:
                 continue
+            step = fns[0] if args.pattern == "same" else patterns(fns, consumed(op))[args.pattern]
             row = {"op": op, "dtype": dtype_name, "rows": rows, "hidden": hidden, "impl": impl}
-            row["graph_us"] = f"{graph_us(fn, args.calls):.3f}"
-            row.update(timeline(fn, args.calls))
+            row["pattern"] = args.pattern
+            row["graph_us"] = f"{graph_us(step, calls):.3f}"
+            row.update(timeline(step, calls))
+            del step, fns  # a rotating step keeps n_sets outputs
             rows_out.append(row)
             print(
                 f"{op:18s} {dtype_name:8s} {rows:5d}x{hidden:<5d} {impl:8s} "
@@ -148,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"regs {row['registers']} smem {row['shared_bytes']}  {row['kernel']}",
                 flush=True,
             )
+            if args.pattern != "same":
+                print(f"    by kernel: {row['by_kernel']}", flush=True)
     if args.csv:
         with args.csv.open("w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=FIELDS)

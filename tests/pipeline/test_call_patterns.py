@@ -197,3 +197,45 @@ def test_the_consumer_reads_every_half_of_a_split_gradient() -> None:
     steps = gpu_sweep.patterns([lambda: halves], gpu_sweep.consumed("fused_add_rms_norm"))
     steps["consumer"]()
     assert log == ["sum gate"]
+
+
+def test_whole_rounds_takes_every_set_equally_often() -> None:
+    assert [gpu_sweep.whole_rounds(calls, 4) for calls in (1, 3, 4, 7, 8, 64)] == [
+        4,
+        4,
+        4,
+        4,
+        8,
+        64,
+    ]
+    assert gpu_sweep.whole_rounds(5, 1) == 5
+
+
+def test_the_timeline_probe_splits_a_consumer_call_by_kernel() -> None:
+    """graph_timeline_probe.by_kernel on trace records shaped like the profiler's: two
+    replays of 2 calls, each the op's kernel and the sum's. Each name's median duration
+    and its count per replay; the name with the larger total first; by_kernel_text gives
+    the count per call."""
+    import graph_timeline_probe as probe
+
+    def replay(op_us: list[float], sum_us: list[float]) -> list[dict]:
+        ks = []
+        for a, b in zip(op_us, sum_us, strict=True):
+            ks += [{"name": "rms_norm_fwd", "dur": a}, {"name": "reduce_kernel", "dur": b}]
+        return ks
+
+    found = probe.by_kernel([replay([36.0, 37.0], [15.0, 14.0]), replay([38.0, 36.5], [16, 15])])
+    assert found == [("rms_norm_fwd", 36.75, 2.0), ("reduce_kernel", 15.0, 2.0)]
+    text = probe.by_kernel_text(found, calls=2)
+    assert text == "rms_norm_fwd=36.750 x1.00/call; reduce_kernel=15.000 x1.00/call"
+
+
+def test_the_timeline_probe_refuses_an_unknown_pattern(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import graph_timeline_probe as probe
+
+    with pytest.raises(SystemExit) as e:
+        probe.main(["--pattern", "rotate"])
+    assert e.value.code == 2
+    assert "invalid choice: 'rotate'" in capsys.readouterr().err
