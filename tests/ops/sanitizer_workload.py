@@ -48,8 +48,8 @@ def norms_past_the_l2(dtype: torch.dtype, hidden: int) -> None:
     lines set back to normal (bf16 4096: rms_norm C = 4 in C = 2's order, the fused add
     C = 2; float32 2048: C = 2; fp16 2048: the fused add at C = 1; float32 16384:
     rms_norm reading x twice, its lines set back after the second read; bf16 16384 and
-    float32 8192: the fused add's 1024-thread blocks, whose reads here are 5/2 of the L2,
-    and rms_norm's plain loads at 5/4)."""
+    float32 8192: the fused add's 1024-thread blocks, whose reads here are 5/2 of the L2;
+    bf16 16384 rms_norm's kHalves build reads plainly at 5/4)."""
     row_bytes = hidden * dtype.itemsize
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     rows = props.L2_cache_size * 5 // 4 // row_bytes + 1
@@ -62,8 +62,8 @@ def norms_past_the_l2(dtype: torch.dtype, hidden: int) -> None:
 def fused_add_moving_about_the_l2(dtype: torch.dtype, hidden: int) -> None:
     """On sm_90 the 16-bit fused add's streamed, re-reading build (kStreamAdd,
     stream_add_planned): a batch of 1024-thread rows whose reads and writes are 16/15
-    of the L2 (the build's band: 3/4 to 7/4 of it), at a full row (16384) and at one with the last warp's slots past it
-    (16000, bounds-checked)."""
+    of the L2 (the band is 3/4 to 7/4 of it), at a full row (16384) and at one with the
+    last warp's slots past it (16000, bounds-checked)."""
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     moved = props.L2_cache_size * 16 // 15
     w = torch.randn(hidden, dtype=dtype, device="cuda")

@@ -1891,11 +1891,12 @@ PastL2 past_l2_plan(bool add, int c, int threads, const DeviceLimits& device, in
 //   bf16 16384 x 8192 took 24.5 us instead of 24.0 (after float32 16384 x 2048:
 //   24.0 both ways).
 // - in 1024-thread blocks at C = 2 (16-bit hidden 16384, float32 8192), the
-//   runtime-warp-count build (56 registers for 16-bit, as the plain build's 56: one
-//   block an SM either way), in three patterns of calls (NOTES.md v42): 0.5-3.5% slower
+//   runtime-warp-count build (sm_90, CUDA 13.0: 56 registers for 16-bit against the
+//   plain build's 55, one block an SM either way; float32 47 against 32, one block an
+//   SM instead of two), in three patterns of calls (NOTES.md v42): 0.5-3.5% slower
 //   at 1024 rows (reads 16/15 of the L2), 0.1-1.2% faster at 1536 (16-bit), level to
 //   1.5% faster at 2048, 1.1-2.9% faster at 4096 and 1.8-4.3% at 16384 (bf16 16384 x
-//   16384: 509.5 -> 497.8 us).
+//   16384: 509.5 -> 497.7 us).
 // So rms_norm at C >= 2 and the fused add at C <= 2, and not where past_l2_plan
 // prefetches (its build marks its own lines) or runs the fused add in C = 2's
 // order; rows whose C = 2 plan fills 1024-thread blocks only where the reads are
@@ -1923,10 +1924,11 @@ bool evict_last_x_planned(bool add, int c, int block_threads, const DeviceLimits
 // from 0.6% slower to 1.2% faster at 4096 (32/15); 0.2-1.7% faster at 6144 and 1.3-2.0%
 // at 16384. Where between 16/15 and 8/5 it turns is unmeasured. Narrower rows pay
 // just past the L2 (the bf16 fused add at 2048 x 8192, reads 16/15: 2.1-2.8% faster on
-// the same and on rotating tensors, 0.5% slower when each output is summed).
+// the same and on rotating tensors, 0.5% slower when each output is summed). rms_norm
+// takes the fused add's threshold: within 1.2% either way at 8/5 and 32/15.
 // c2_threads: the threads of the row's C = 2 plan; reads: the bytes the call reads.
 inline bool evict_last_pays(int c2_threads, int64_t reads, const DeviceLimits& device) {
-  return c2_threads < kSinglePassMaxThreads || 2 * reads > 3 * device.l2_bytes;
+  return c2_threads < kSinglePassMaxThreads || 2 * reads > 3 * int64_t{device.l2_bytes};
 }
 
 // And only where its build leaves an SM the warps of the plain one, or more than
