@@ -272,6 +272,14 @@ def patterns(
     return {"same": same, "rotating": rotating, "consumer": consumer}
 
 
+def pattern_step(
+    op: str, pattern: str, fns: Sequence[Callable[[], object]]
+) -> Callable[[], object]:
+    """What one timed call of `pattern` runs over `fns` (one per input set): the first
+    call itself for `same`, else patterns()'s step, the consumer summing consumed(op)."""
+    return fns[0] if pattern == "same" else patterns(fns, consumed(op))[pattern]
+
+
 def input_sets(pattern: str, moved_bytes: int) -> int:
     """How many input sets a pattern takes for a call moving `moved_bytes`."""
     if pattern == "same":
@@ -398,7 +406,7 @@ def time_shape(
             fns = [implementation(op, impl, inputs, lg) for inputs in sets]
             if fns[0] is None:
                 continue
-            step = fns[0] if pattern == "same" else patterns(fns, consumed(op))[pattern]
+            step = pattern_step(op, pattern, fns)
             times.setdefault(impl, []).append(graph_us(step, calls))
             if pattern != "same":  # its step keeps n_sets outputs: free them before the next
                 del step, fns

@@ -43,14 +43,13 @@ from gpu_sweep import (
     PATTERNS,
     captured,
     choices,
-    consumed,
     graph_us,
     implementation,
     input_sets,
     liger_ops,
     make_inputs,
     moved_elements,
-    patterns,
+    pattern_step,
     whole_rounds,
 )
 from shape_probe_args import add_graph_probe_args
@@ -175,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             fns = [implementation(op, impl, inputs, lg) for inputs in sets]
             if fns[0] is None:
                 continue
-            step = fns[0] if args.pattern == "same" else patterns(fns, consumed(op))[args.pattern]
+            step = pattern_step(op, args.pattern, fns)
             row = {"op": op, "dtype": dtype_name, "rows": rows, "hidden": hidden, "impl": impl}
             row["pattern"] = args.pattern
             row["graph_us"] = f"{graph_us(step, calls):.3f}"

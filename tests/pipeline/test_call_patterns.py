@@ -239,3 +239,33 @@ def test_the_timeline_probe_refuses_an_unknown_pattern(
         probe.main(["--pattern", "rotate"])
     assert e.value.code == 2
     assert "invalid choice: 'rotate'" in capsys.readouterr().err
+
+
+def test_a_pattern_step_is_the_call_itself_only_on_the_same_tensors() -> None:
+    """gpu_sweep.pattern_step, which the sweep and the timeline probe time: `same` is
+    the first set's call itself; `consumer` takes the sets in turn and sums what the op's
+    result offers the next op (silu_and_mul_backward: every output)."""
+    calls: list[int] = []
+    summed: list[torch.Tensor] = []
+
+    class Seen(torch.Tensor):
+        def sum(self, *args, **kwargs):  # type: ignore[override]
+            summed.append(self)
+            return super().sum(*args, **kwargs)
+
+    def call(k: int):
+        def run() -> tuple[torch.Tensor, torch.Tensor]:
+            calls.append(k)
+            return torch.ones(2).as_subclass(Seen), torch.zeros(2).as_subclass(Seen)
+
+        return run
+
+    fns = [call(0), call(1)]
+    assert gpu_sweep.pattern_step("rms_norm", "same", fns) is fns[0]
+    step = gpu_sweep.pattern_step("fused_add_rms_norm", "consumer", fns)
+    for _ in range(3):
+        step()
+    assert calls == [0, 1, 0] and len(summed) == 3  # the first output of each result
+    step = gpu_sweep.pattern_step("silu_and_mul_backward", "consumer", fns)
+    step()
+    assert len(summed) == 5  # both halves
