@@ -296,6 +296,14 @@ def test_rows_past_the_l2_get_the_same_bits(dtype: torch.dtype, hidden: int) -> 
         assert (add[0][1], add[0][4]) == ("4", "0"), add[0]
 
 
+def rows_at(fraction: tuple[int, int, int], row_bytes: int) -> int:
+    """The rows of `row_bytes` each in (numerator, denominator, extra): numerator /
+    denominator of this GPU's L2, rounded down, and `extra` rows more."""
+    num, den, extra = fraction
+    l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+    return l2 * num // den // row_bytes + extra
+
+
 # Rows whose C = 2 plan fills 1024-thread blocks (16-bit hidden 16384, float32 8192) read
 # evict_last past the L2 only where the call reads more than 3/2 of it (evict_last_pays in
 # rms_norm.cu): the fused add's C = 2 build and 16-bit rms_norm's kHalves build, at 5/4
@@ -321,10 +329,7 @@ READ_FRACTIONS = {
 def test_rows_of_1024_thread_blocks_read_evict_last_only_well_past_the_l2(
     dtype: torch.dtype, hidden: int, add: bool, long_rows: bool, reads: str
 ) -> None:
-    l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
-    num, den, extra = READ_FRACTIONS[reads]
-    row_reads = hidden * dtype.itemsize * (2 if add else 1)
-    rows = l2 * num // den // row_reads + extra
+    rows = rows_at(READ_FRACTIONS[reads], hidden * dtype.itemsize * (2 if add else 1))
     x, r, w = norm_inputs(rows, hidden, dtype)
     if torch.cuda.get_device_capability() == (9, 0):
         assert single_pass_threads(dtype, hidden, add) == (1024 if long_rows else 512)
@@ -436,16 +441,13 @@ def stream_add_planned(rows: int, hidden: int, dtype: torch.dtype, add: bool) ->
 def test_a_16_bit_fused_add_moving_about_the_l2_streams_and_rereads_on_sm90(
     dtype: torch.dtype, hidden: int, add: bool, moved: str
 ) -> None:
-    l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
-    num, den, extra = L2_FRACTIONS[moved]
-    row_moved = hidden * dtype.itemsize * (4 if add else 2)
-    rows = l2 * num // den // row_moved + extra
+    rows = rows_at(L2_FRACTIONS[moved], hidden * dtype.itemsize * (4 if add else 2))
     x, r, w = norm_inputs(rows, hidden, dtype)
     expected = stream_add_planned(rows, hidden, dtype, add)
     if torch.cuda.get_device_capability() == (9, 0):
         in_band = moved in ("a row past 3/4", "7/4 of it")
         planned = dtype.itemsize == 2 and add and hidden > 8192 and in_band
-        assert expected == planned, (rows, l2)
+        assert expected == planned, (rows, moved)
     launched = single_pass_args(kernels_of(forward_call(x, r if add else None, w)))
     assert len(launched) == 1, launched
     assert FLAG[launched[0][STREAM_ADD]] == expected, launched[0]

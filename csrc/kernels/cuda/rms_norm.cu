@@ -1823,6 +1823,13 @@ int warps_per_sm(int threads, const Pick& pick) {
   return blocks_per_sm(picked_kernel(pick).kernel, threads, current_device()) * (threads / 32);
 }
 
+// Whether an SM holds two such blocks: the re-reading builds' (kReread, kStreamAdd)
+// condition, as the loaded kernel may hold one (kRereadMinBlocks).
+template <typename Pick>
+bool holds_two_blocks(int threads, const Pick& pick) {
+  return warps_per_sm(threads, pick) >= 2 * (threads / 32);
+}
+
 // The same for pick_halves's kernel.
 template <typename T, bool kAdd>
 int halves_warps_per_sm(int threads, bool evict_last_x) {
@@ -2102,7 +2109,7 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
           true);
     };
     if (reread_planned<T>(residual != nullptr, c, threads, full, device) &&
-        warps_per_sm(threads, pick_reread) >= 2 * (threads / 32)) {
+        holds_two_blocks(threads, pick_reread)) {
       return pick_reread(go);
     }
   }
@@ -2171,7 +2178,7 @@ void launch_fwd_single_pass(T* out, T* residual_out, const T* x, const T* residu
                     true);
     };
     if (stream_add_planned<T>(rows, hidden, residual != nullptr, c, threads, device) &&
-        warps_per_sm(threads, pick_stream_add) >= 2 * (threads / 32)) {
+        holds_two_blocks(threads, pick_stream_add)) {
       return pick_stream_add(go);
     }
   }
