@@ -3,6 +3,7 @@
     ncu --profile-from-start off --graph-profiling graph --cache-control none --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read.sum --csv --page raw \
         python benchmarks/tools/graph_dram_probe.py [--op rms_norm] [--dtype bfloat16] \
         [--shape 16384x2048] [--impls fusedops,liger,copy] [--placements 6]
+        [--pattern same|rotating|consumer]
 
 At 32-64 MB reads the sweep's time per call depends on the input placement
 for Liger and the copy (placement_probe.py). Is a fast replay one that moves
@@ -21,7 +22,13 @@ between them; here the replays follow each other directly, and under ncu a
 replay runs slower than in the sweep. So it counts bytes; it does not tell a
 fast replay from a slow one. Each placement's inputs are freed after it (the
 sweep keeps them), so the same seed does not give placement_probe.py's
-layouts. A script, not a test.
+layouts.
+
+--pattern is gpu_sweep.py's: `rotating` captures its input sets in turn, `consumer` also
+sums each call's output after it. There, `--graph-profiling node` (instead of graph) gives
+each kernel of a replay its own counters, so the op's DRAM bytes and L2 hit rate show
+apart from the sum's: whether an op is faster in one pattern than another because it
+finds more of its data in the L2. A script, not a test.
 """
 
 from __future__ import annotations
@@ -36,11 +43,15 @@ from shape_probe_args import add_shape_probe_args, shape_probe_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
+    PATTERNS,
     calls_per_graph,
     captured,
     implementation,
+    input_sets,
     liger_ops,
     make_inputs,
+    moved_elements,
+    pattern_step,
     spacers,
 )
 
@@ -49,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_shape_probe_args(parser)
     parser.add_argument("--placements", type=int, default=6)
+    parser.add_argument(
+        "--pattern", choices=PATTERNS, default="same", help="gpu_sweep.py's call pattern"
+    )
     args = parser.parse_args(argv)
     if args.placements < 1:
         parser.error(f"--placements must be at least 1, not {args.placements}")
@@ -57,18 +71,19 @@ def main(argv: list[str] | None = None) -> int:
         print("graph_dram_probe.py needs a CUDA GPU", file=sys.stderr)
         return 2
     lg = liger_ops() if "liger" in impls else None
-    calls = calls_per_graph(args.op, rows, hidden, dtype)
-    print(f"{calls} calls per graph", flush=True)
+    n_sets = input_sets(args.pattern, moved_elements(args.op, rows, hidden) * dtype.itemsize)
+    calls = calls_per_graph(args.op, rows, hidden, dtype, n_sets)
+    print(f"{calls} calls per graph, {n_sets} input set(s), pattern {args.pattern}", flush=True)
     rng, held = random.Random(0), []
     for placement in range(args.placements):
         held += spacers(rng)
-        inputs = make_inputs(args.op, rows, hidden, dtype)
+        sets = [make_inputs(args.op, rows, hidden, dtype) for _ in range(n_sets)]
         for impl in impls:
-            fn = implementation(args.op, impl, inputs, lg)
-            if fn is None:
+            fns = [implementation(args.op, impl, inputs, lg) for inputs in sets]
+            if fns[0] is None:
                 print(f"{impl} is not available here", file=sys.stderr)
                 return 2
-            graph = captured(fn, calls)
+            graph = captured(pattern_step(args.op, args.pattern, fns), calls)
             graph.replay()
             graph.replay()
             torch.cuda.synchronize()
@@ -77,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             torch.cuda.synchronize()
             torch.cuda.cudart().cudaProfilerStop()
             print(f"placement {placement} {impl}", flush=True)
-            del graph
-        del inputs
+            del graph, fns  # a rotating step keeps n_sets outputs
+        del sets
     return 0
 
 

@@ -230,11 +230,15 @@ def test_the_timeline_probe_splits_a_consumer_call_by_kernel() -> None:
     assert text == "rms_norm_fwd=36.750 x1.00/call; reduce_kernel=15.000 x1.00/call"
 
 
-def test_the_timeline_probe_refuses_an_unknown_pattern(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize("name", ["graph_timeline_probe", "graph_dram_probe"])
+def test_the_graph_probes_refuse_an_unknown_pattern(
+    name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import graph_timeline_probe as probe
+    """Both graph probes take gpu_sweep.py's patterns; a misspelt one is a usage error
+    before any GPU work."""
+    import importlib
 
+    probe = importlib.import_module(name)
     with pytest.raises(SystemExit) as e:
         probe.main(["--pattern", "rotate"])
     assert e.value.code == 2
