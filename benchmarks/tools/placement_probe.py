@@ -3,7 +3,7 @@ over several input placements.
 
     python benchmarks/tools/placement_probe.py --csv OUT.csv [--op silu_and_mul]
         [--dtype bfloat16] [--shapes 1x2048,16x4096] [--impls fusedops,compile,liger]
-        [--placements 12]
+        [--placements 12] [--pattern same|rotating|consumer]
 
 Two runs of one set of inputs agree to 0.1%, yet fusedops alone and fusedops
 in a full sweep once differed by up to 30% at a few 1-row shapes,
@@ -13,7 +13,9 @@ alive), then fresh inputs, and times every implementation on them with
 gpu_sweep.py's own graph timing, so a spread here is the spread one set of
 inputs can land anywhere in (gpu_sweep.py keeps the median of a few). Prints min / median / max per
 implementation and shape; the CSV has one row per placement and
-implementation, with the first input's address. A script, not a test: it needs a GPU.
+implementation, with the first input's address. --pattern is gpu_sweep.py's: each
+placement is then input_sets() sets of inputs taken in turn, as the sweep times it. A script,
+not a test: it needs a GPU.
 """
 
 from __future__ import annotations
@@ -32,17 +34,31 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
     IMPLS,
     OPS,
+    PATTERNS,
     calls_per_graph,
     choices,
     graph_us,
     implementation,
+    input_sets,
     liger_ops,
     make_inputs,
+    moved_elements,
+    pattern_step,
     rotated,
     spacers,
 )
 
-FIELDS = ["op", "dtype", "rows", "hidden", "placement", "impl", "first_input_address", "us"]
+FIELDS = [
+    "op",
+    "dtype",
+    "rows",
+    "hidden",
+    "pattern",
+    "placement",
+    "impl",
+    "first_input_address",
+    "us",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", type=parse_shapes, default="1x2048,16x4096,128x4096")
     parser.add_argument("--impls", default="fusedops,compile,liger", help=",".join(IMPLS))
     parser.add_argument("--placements", type=int, default=12)
+    parser.add_argument(
+        "--pattern", choices=PATTERNS, default="same", help="gpu_sweep.py's call pattern"
+    )
     args = parser.parse_args(argv)
     if args.placements < 1:
         parser.error(f"--placements must be at least 1, not {args.placements}")
@@ -69,17 +88,21 @@ def main(argv: list[str] | None = None) -> int:
         for rows, hidden in args.shapes:
             times: dict[str, list[float]] = {impl: [] for impl in impls}
             held = []
+            moved = moved_elements(args.op, rows, hidden) * dtype.itemsize
+            n_sets = input_sets(args.pattern, moved)
+            calls = calls_per_graph(args.op, rows, hidden, dtype, n_sets)
             for p in range(args.placements):
                 held += spacers(rng)
-                inputs = make_inputs(args.op, rows, hidden, dtype)
-                held.append(inputs)
-                calls = calls_per_graph(args.op, rows, hidden, dtype)
+                sets = [make_inputs(args.op, rows, hidden, dtype) for _ in range(n_sets)]
+                held.append(sets)
+                inputs = sets[0]
                 for impl in rotated(impls, p):
-                    fn = implementation(args.op, impl, inputs, lg)
-                    if fn is None:
+                    fns = [implementation(args.op, impl, each, lg) for each in sets]
+                    if fns[0] is None:
                         print(f"{impl} is not available here", file=sys.stderr)
                         return 2
-                    us = graph_us(fn, calls)
+                    us = graph_us(pattern_step(args.op, args.pattern, fns), calls)
+                    del fns  # a rotating step keeps n_sets outputs
                     times[impl].append(us)
                     writer.writerow(
                         {
@@ -87,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                             "dtype": args.dtype,
                             "rows": rows,
                             "hidden": hidden,
+                            "pattern": args.pattern,
                             "placement": p,
                             "impl": impl,
                             "first_input_address": hex(inputs[0].data_ptr()),

@@ -230,17 +230,21 @@ def test_the_timeline_probe_splits_a_consumer_call_by_kernel() -> None:
     assert text == "rms_norm_fwd=36.750 x1.00/call; reduce_kernel=15.000 x1.00/call"
 
 
-@pytest.mark.parametrize("name", ["graph_timeline_probe", "graph_dram_probe"])
-def test_the_graph_probes_refuse_an_unknown_pattern(
-    name: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("name", "needs_csv"),
+    [("graph_timeline_probe", False), ("graph_dram_probe", False), ("placement_probe", True)],
+)
+def test_the_probes_refuse_an_unknown_pattern(
+    name: str, needs_csv: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Both graph probes take gpu_sweep.py's patterns; a misspelt one is a usage error
-    before any GPU work."""
+    """The probes that time or count a sweep shape take gpu_sweep.py's patterns; a
+    misspelt one is a usage error before any GPU work."""
     import importlib
 
     probe = importlib.import_module(name)
+    csv_args = ["--csv", str(tmp_path / "out.csv")] if needs_csv else []
     with pytest.raises(SystemExit) as e:
-        probe.main(["--pattern", "rotate"])
+        probe.main([*csv_args, "--pattern", "rotate"])
     assert e.value.code == 2
     assert "invalid choice: 'rotate'" in capsys.readouterr().err
 
