@@ -24,8 +24,10 @@ call are told apart by name (fusedops's live in namespace fusedops, Liger's Trit
 an underscore, inductor's with triton_); a kernel of neither kind (a copy a
 wrapper makes) joins the run of kernels before it. Of each implementation's
 two calls the second is kept: under `ncu --cache-control none` it sees the L2
-the first left, as a call in a CUDA graph replay does. A metric the profile
-lacks shows as "-". A script, not a test.
+the first left, as a call in a CUDA graph replay on the same tensors does (under
+`--cache-control all` both start from a flushed L2, as a rotating call reads DRAM,
+and the second is as good as the first). A metric the profile lacks shows as "-".
+A script, not a test.
 """
 
 from __future__ import annotations

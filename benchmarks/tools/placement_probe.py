@@ -32,7 +32,7 @@ from ncu_target import DTYPES, parse_shapes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_sweep import (
-    IMPLS,
+    KNOWN_IMPLS,
     OPS,
     PATTERNS,
     calls_per_graph,
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--op", default="silu_and_mul", choices=OPS)
     parser.add_argument("--dtype", default="bfloat16", choices=DTYPES)
     parser.add_argument("--shapes", type=parse_shapes, default="1x2048,16x4096,128x4096")
-    parser.add_argument("--impls", default="fusedops,compile,liger", help=",".join(IMPLS))
+    parser.add_argument("--impls", default="fusedops,compile,liger", help=",".join(KNOWN_IMPLS))
     parser.add_argument("--placements", type=int, default=12)
     parser.add_argument(
         "--pattern", choices=PATTERNS, default="same", help="gpu_sweep.py's call pattern"
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.placements < 1:
         parser.error(f"--placements must be at least 1, not {args.placements}")
-    impls = choices(parser, "--impls", args.impls, IMPLS)
+    impls = choices(parser, "--impls", args.impls, KNOWN_IMPLS)
     if not torch.cuda.is_available():
         print("placement_probe.py needs a CUDA GPU", file=sys.stderr)
         return 2

@@ -106,6 +106,26 @@ def test_the_probes_take_compile_static_and_refuse_unknown_impls(
     assert "unknown --impls compile-statc" in err and "compile-static" in err
 
 
+def test_the_placement_probe_takes_compile_static(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """placement_probe.py times the sweep's opt-in implementations too (the rotating
+    pattern's disputed rival at bf16 fused add 256 x 8192 is compile-static): with one, it
+    gets as far as asking for a GPU; a misspelt one is a usage error naming the known ones."""
+    import placement_probe
+
+    out = tmp_path / "out.csv"
+    args = ["--csv", str(out), "--op", "fused_add_rms_norm", "--pattern", "rotating"]
+    if not torch.cuda.is_available():
+        assert placement_probe.main([*args, "--impls", "fusedops,compile-static"]) == 2
+        assert "needs a CUDA GPU" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        placement_probe.main([*args, "--impls", "fusedops,compile-statc"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown --impls compile-statc" in err and "compile-static" in err
+
+
 @pytest.mark.parametrize("probe", ["graph_neighbor_probe", "graph_timeline_probe"])
 def test_the_graph_probes_take_cases_and_refuse_bad_ones(
     probe: str, capsys: pytest.CaptureFixture[str]

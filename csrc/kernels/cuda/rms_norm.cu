@@ -1762,9 +1762,10 @@ WaveSplit split_a_wave_and_tail(int64_t rows, int c, int threads, bool add,
 // C = 4 below hidden 4096) take it unmeasured. Measured on sm_90 only (an
 // H200); other archs keep C = 2. The fused add takes the same build past the
 // L2 where its C = 2 blocks leave an SM few warps (past_l2_plan).
-// Re-measured in three patterns of calls (NOTES.md, session 57's exp71), both with
-// evict_last and v33's prefetch gone: level with C = 2 within 0.3% at hidden 4096
-// and 8192 (4096-65536 rows), 1.5-3.0% faster at 16384.
+// Re-measured in three patterns of calls (NOTES.md, session 57's exp71), v33's
+// prefetch gone: level with C = 2 within 0.3% at hidden 4096 and 8192, both reading
+// evict_last; 1.5-3.0% faster at 16384, where C = 2's 1024-thread build reads
+// without it.
 template <typename T>
 bool halves_built(int c, int threads, const DeviceLimits& device) {
   return sizeof(T) == 2 && c == 2 && (threads / 32) % 2 == 0 && device.cc_major == 9;

@@ -19,7 +19,7 @@ S="$S --section MemoryWorkloadAnalysis --section SchedulerStats --section Instru
 S="$S --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum"
 [ $# -gt 0 ] || set -- "fused_add_rms_norm float16 512x8192,256x8192,256x16384,128x8192" \
   "fused_add_rms_norm bfloat16 256x8192,512x4096,512x8192,256x16384" \
-  "fused_add_rms_norm float32 1024x2048,512x4096,256x8192,256x4096" \
+  "fused_add_rms_norm float32 1024x2048,512x4096,256x4096" \
   "rms_norm float32 1024x16384,256x4096,512x8192" "rms_norm bfloat16 512x4096"
 for spec in "$@"; do
   set -- $spec
