@@ -287,6 +287,11 @@ def input_sets(pattern: str, moved_bytes: int) -> int:
     return ROTATING_SETS if moved_bytes <= ROTATING_SETS_MAX_BYTES else 2
 
 
+def shape_input_sets(pattern: str, op: str, rows: int, hidden: int, dtype: torch.dtype) -> int:
+    """input_sets() for one call of op at (rows, hidden) in dtype."""
+    return input_sets(pattern, moved_elements(op, rows, hidden) * dtype.itemsize)
+
+
 def captured(fn: Callable[[], object], calls: int, reset_l2: bool = True) -> torch.cuda.CUDAGraph:
     """A graph of `calls` calls of fn, after one call outside it (compilation,
     autotuning, allocation): what graph_us times, for the probes to replay.
@@ -357,6 +362,16 @@ def implementation(op: str, impl: str, inputs: tuple[torch.Tensor, ...], lg):
     raise ValueError(impl)
 
 
+def impl_step(
+    op: str, impl: str, pattern: str, sets: Sequence[tuple[torch.Tensor, ...]], lg
+) -> Callable[[], object] | None:
+    """One timed call of impl in `pattern` over `sets` (one implementation() per input
+    set, pattern_step over them), or None if the impl is unavailable here. A rotating
+    step keeps each set's outputs until it is dropped."""
+    fns = [implementation(op, impl, inputs, lg) for inputs in sets]
+    return None if fns[0] is None else pattern_step(op, pattern, fns)
+
+
 def rotated(impls: list[str], k: int) -> list[str]:
     """impls starting at index k mod len: each shape times them in a new order.
 
@@ -395,7 +410,7 @@ def time_shape(
     `pattern` other than same: each placement is input_sets() sets, taken in turn."""
     times: dict[str, list[float]] = {}
     held: list[object] = []
-    n_sets = input_sets(pattern, moved_elements(op, rows, hidden) * dtype.itemsize)
+    n_sets = shape_input_sets(pattern, op, rows, hidden, dtype)
     calls = calls_per_graph(op, rows, hidden, dtype, n_sets)
     for p in range(placements):
         if placements > 1:
@@ -403,13 +418,11 @@ def time_shape(
         sets = [make_inputs(op, rows, hidden, dtype) for _ in range(n_sets)]
         held.append(sets)
         for impl in rotated(impls, first + p):
-            fns = [implementation(op, impl, inputs, lg) for inputs in sets]
-            if fns[0] is None:
+            step = impl_step(op, impl, pattern, sets, lg)
+            if step is None:
                 continue
-            step = pattern_step(op, pattern, fns)
             times.setdefault(impl, []).append(graph_us(step, calls))
-            if pattern != "same":  # its step keeps n_sets outputs: free them before the next
-                del step, fns
+            del step  # a rotating step keeps n_sets outputs: free them before the next
     return {impl: statistics.median(ts) for impl, ts in times.items()}, sets[0]
 
 

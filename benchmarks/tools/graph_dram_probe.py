@@ -46,12 +46,10 @@ from gpu_sweep import (
     PATTERNS,
     calls_per_graph,
     captured,
-    implementation,
-    input_sets,
+    impl_step,
     liger_ops,
     make_inputs,
-    moved_elements,
-    pattern_step,
+    shape_input_sets,
     spacers,
 )
 
@@ -71,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         print("graph_dram_probe.py needs a CUDA GPU", file=sys.stderr)
         return 2
     lg = liger_ops() if "liger" in impls else None
-    n_sets = input_sets(args.pattern, moved_elements(args.op, rows, hidden) * dtype.itemsize)
+    n_sets = shape_input_sets(args.pattern, args.op, rows, hidden, dtype)
     calls = calls_per_graph(args.op, rows, hidden, dtype, n_sets)
     print(f"{calls} calls per graph, {n_sets} input set(s), pattern {args.pattern}", flush=True)
     rng, held = random.Random(0), []
@@ -79,11 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         held += spacers(rng)
         sets = [make_inputs(args.op, rows, hidden, dtype) for _ in range(n_sets)]
         for impl in impls:
-            fns = [implementation(args.op, impl, inputs, lg) for inputs in sets]
-            if fns[0] is None:
+            step = impl_step(args.op, impl, args.pattern, sets, lg)
+            if step is None:
                 print(f"{impl} is not available here", file=sys.stderr)
                 return 2
-            graph = captured(pattern_step(args.op, args.pattern, fns), calls)
+            graph = captured(step, calls)
             graph.replay()
             graph.replay()
             torch.cuda.synchronize()
@@ -92,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             torch.cuda.synchronize()
             torch.cuda.cudart().cudaProfilerStop()
             print(f"placement {placement} {impl}", flush=True)
-            del graph, fns  # a rotating step keeps n_sets outputs
+            del graph, step  # a rotating step keeps n_sets outputs
         del sets
     return 0
 

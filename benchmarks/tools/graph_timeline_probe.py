@@ -44,12 +44,10 @@ from gpu_sweep import (
     captured,
     choices,
     graph_us,
-    implementation,
-    input_sets,
+    impl_step,
     liger_ops,
     make_inputs,
-    moved_elements,
-    pattern_step,
+    shape_input_sets,
     whole_rounds,
 )
 from shape_probe_args import add_graph_probe_args
@@ -167,19 +165,18 @@ def main(argv: list[str] | None = None) -> int:
     rows_out = []
     for op, dtype, rows, hidden in args.cases:
         dtype_name = str(dtype).removeprefix("torch.")
-        n_sets = input_sets(args.pattern, moved_elements(op, rows, hidden) * dtype.itemsize)
+        n_sets = shape_input_sets(args.pattern, op, rows, hidden, dtype)
         calls = whole_rounds(args.calls, n_sets)
         sets = [make_inputs(op, rows, hidden, dtype) for _ in range(n_sets)]
         for impl in impls:
-            fns = [implementation(op, impl, inputs, lg) for inputs in sets]
-            if fns[0] is None:
+            step = impl_step(op, impl, args.pattern, sets, lg)
+            if step is None:
                 continue
-            step = pattern_step(op, args.pattern, fns)
             row = {"op": op, "dtype": dtype_name, "rows": rows, "hidden": hidden, "impl": impl}
             row["pattern"] = args.pattern
             row["graph_us"] = f"{graph_us(step, calls):.3f}"
             row.update(timeline(step, calls))
-            del step, fns  # a rotating step keeps n_sets outputs
+            del step  # a rotating step keeps n_sets outputs
             rows_out.append(row)
             print(
                 f"{op:18s} {dtype_name:8s} {rows:5d}x{hidden:<5d} {impl:8s} "

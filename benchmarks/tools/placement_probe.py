@@ -38,13 +38,11 @@ from gpu_sweep import (
     calls_per_graph,
     choices,
     graph_us,
-    implementation,
-    input_sets,
+    impl_step,
     liger_ops,
     make_inputs,
-    moved_elements,
-    pattern_step,
     rotated,
+    shape_input_sets,
     spacers,
 )
 
@@ -88,8 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         for rows, hidden in args.shapes:
             times: dict[str, list[float]] = {impl: [] for impl in impls}
             held = []
-            moved = moved_elements(args.op, rows, hidden) * dtype.itemsize
-            n_sets = input_sets(args.pattern, moved)
+            n_sets = shape_input_sets(args.pattern, args.op, rows, hidden, dtype)
             calls = calls_per_graph(args.op, rows, hidden, dtype, n_sets)
             for p in range(args.placements):
                 held += spacers(rng)
@@ -97,12 +94,12 @@ def main(argv: list[str] | None = None) -> int:
                 held.append(sets)
                 inputs = sets[0]
                 for impl in rotated(impls, p):
-                    fns = [implementation(args.op, impl, each, lg) for each in sets]
-                    if fns[0] is None:
+                    step = impl_step(args.op, impl, args.pattern, sets, lg)
+                    if step is None:
                         print(f"{impl} is not available here", file=sys.stderr)
                         return 2
-                    us = graph_us(pattern_step(args.op, args.pattern, fns), calls)
-                    del fns  # a rotating step keeps n_sets outputs
+                    us = graph_us(step, calls)
+                    del step  # a rotating step keeps n_sets outputs
                     times[impl].append(us)
                     writer.writerow(
                         {

@@ -124,6 +124,34 @@ def test_rotating_takes_four_sets_and_two_past_a_gib_moved() -> None:
     assert gpu_sweep.input_sets("same", 1 << 20) == 1
     assert gpu_sweep.input_sets("rotating", gpu_sweep.ROTATING_SETS_MAX_BYTES) == 4
     assert gpu_sweep.input_sets("consumer", gpu_sweep.ROTATING_SETS_MAX_BYTES + 1) == 2
+    # A shape's sets: the bytes its call moves (rms_norm bf16 65536 x 8192 moves 2 GiB).
+    assert gpu_sweep.shape_input_sets("same", "rms_norm", 65536, 8192, torch.bfloat16) == 1
+    assert gpu_sweep.shape_input_sets("rotating", "rms_norm", 65536, 8192, torch.bfloat16) == 2
+    assert gpu_sweep.shape_input_sets("consumer", "rms_norm", 16, 4096, torch.bfloat16) == 4
+
+
+def test_an_impl_step_takes_the_sets_in_turn_or_is_none_where_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """gpu_sweep.impl_step, what the sweep and the probes time: one implementation() per
+    input set, taken in turn in the rotating pattern, the first alone on the same tensors;
+    the real copy runs on CPU tensors; Liger without its package gives no step."""
+    sets = [(torch.full((4, 8), float(k)), torch.ones(8)) for k in range(3)]
+    same = gpu_sweep.impl_step("rms_norm", "copy", "same", sets, None)
+    assert same is not None and float(same()[0, 0]) == 0.0
+    assert gpu_sweep.impl_step("rms_norm", "liger", "consumer", sets, None) is None
+
+    ran: list[float] = []
+
+    def implementation(op, impl, inputs, lg):
+        return lambda: ran.append(float(inputs[0][0, 0]))
+
+    monkeypatch.setattr(gpu_sweep, "implementation", implementation)
+    step = gpu_sweep.impl_step("rms_norm", "copy", "rotating", sets, None)
+    assert step is not None
+    for _ in range(4):
+        step()
+    assert ran == [0.0, 1.0, 2.0, 0.0]
 
 
 def test_the_sweep_refuses_an_unknown_pattern(capsys: pytest.CaptureFixture[str]) -> None:
