@@ -422,7 +422,8 @@ def time_shape(
             if step is None:
                 continue
             times.setdefault(impl, []).append(graph_us(step, calls))
-            del step  # a rotating step keeps n_sets outputs: free them before the next
+            if pattern != "same":  # its step keeps n_sets outputs: free them before the next
+                del step
     return {impl: statistics.median(ts) for impl, ts in times.items()}, sets[0]
 
 

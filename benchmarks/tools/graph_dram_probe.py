@@ -2,7 +2,7 @@
 
     ncu --profile-from-start off --graph-profiling graph --cache-control none --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read.sum --csv --page raw \
         python benchmarks/tools/graph_dram_probe.py [--op rms_norm] [--dtype bfloat16] \
-        [--shape 16384x2048] [--impls fusedops,liger,copy] [--placements 6]
+        [--shape 16384x2048] [--impls fusedops,liger,copy] [--placements 6] \
         [--pattern same|rotating|consumer]
 
 At 32-64 MB reads the sweep's time per call depends on the input placement
@@ -20,7 +20,7 @@ What it does not reproduce: gpu_sweep.py times replays with
 triton.testing.do_bench, which flushes the L2 (writing a large buffer)
 between them; here the replays follow each other directly, and under ncu a
 replay runs slower than in the sweep. So it counts bytes; it does not tell a
-fast replay from a slow one. Each placement's inputs are freed after it (the
+fast replay from a slow one. Each placement's inputs are dropped after it (the
 sweep keeps them), so the same seed does not give placement_probe.py's
 layouts.
 
@@ -90,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
             torch.cuda.synchronize()
             torch.cuda.cudart().cudaProfilerStop()
             print(f"placement {placement} {impl}", flush=True)
-            del graph, step  # a rotating step keeps n_sets outputs
+            del graph
+            if args.pattern != "same":  # its step keeps n_sets outputs
+                del step
         del sets
     return 0
 

@@ -25,8 +25,9 @@ an underscore, inductor's with triton_); a kernel of neither kind (a copy a
 wrapper makes) joins the run of kernels before it. Of each implementation's
 two calls the second is kept: under `ncu --cache-control none` it sees the L2
 the first left, as a call in a CUDA graph replay on the same tensors does (under
-`--cache-control all` both start from a flushed L2, as a rotating call reads DRAM,
-and the second is as good as the first). A metric the profile lacks shows as "-".
+`--cache-control all` both start from a flushed L2, as a rotating call that moves
+more than about a quarter of the L2 reads DRAM, and the second is as good as the
+first). A metric the profile lacks shows as "-".
 A script, not a test.
 """
 

@@ -140,6 +140,9 @@ def test_an_impl_step_takes_the_sets_in_turn_or_is_none_where_unavailable(
     same = gpu_sweep.impl_step("rms_norm", "copy", "same", sets, None)
     assert same is not None and float(same()[0, 0]) == 0.0
     assert gpu_sweep.impl_step("rms_norm", "liger", "consumer", sets, None) is None
+    sentinel = lambda: None  # noqa: E731
+    monkeypatch.setattr(gpu_sweep, "implementation", lambda op, impl, inputs, lg: sentinel)
+    assert gpu_sweep.impl_step("rms_norm", "copy", "same", sets, None) is sentinel
 
     ran: list[float] = []
 
@@ -305,3 +308,53 @@ def test_a_pattern_step_is_the_call_itself_only_on_the_same_tensors() -> None:
     step = gpu_sweep.pattern_step("silu_and_mul_backward", "consumer", fns)
     step()
     assert len(summed) == 5  # both halves
+
+
+@pytest.mark.parametrize("pattern", ["same", "rotating"])
+def test_the_placement_probe_times_each_placement_in_the_pattern(
+    pattern: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """placement_probe.py's loop on the CPU (the GPU parts stubbed): each placement makes
+    the pattern's input sets, its graph holds whole rounds of them, and the timed step takes
+    them in turn (`same`: the first set's call alone, the calls of one set)."""
+    import placement_probe
+
+    made: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    def make_inputs(op, rows, hidden, dtype):
+        made.append((torch.full((rows, hidden), float(len(made))), torch.ones(hidden)))
+        return made[-1]
+
+    ran: list[float] = []
+    monkeypatch.setattr(
+        gpu_sweep,
+        "implementation",
+        lambda op, impl, inputs, lg: lambda: ran.append(float(inputs[0][0, 0])),
+    )
+    timed: list[int] = []
+
+    def graph_us(step, calls: int) -> float:
+        timed.append(calls)
+        for _ in range(calls):
+            step()
+        return 1.0
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(placement_probe, "make_inputs", make_inputs)
+    monkeypatch.setattr(placement_probe, "spacers", lambda rng: [])
+    monkeypatch.setattr(placement_probe, "graph_us", graph_us)
+    out = tmp_path / "p.csv"
+    argv = ["--csv", str(out), "--op", "rms_norm", "--shapes", "16x4096", "--impls", "copy"]
+    assert placement_probe.main([*argv, "--placements", "2", "--pattern", pattern]) == 0
+    sets = gpu_sweep.shape_input_sets(pattern, "rms_norm", 16, 4096, torch.bfloat16)
+    calls = gpu_sweep.calls_per_graph("rms_norm", 16, 4096, torch.bfloat16, sets)
+    assert (sets, len(made)) == ((1, 2) if pattern == "same" else (4, 8))
+    assert timed == [calls, calls] and calls % sets == 0
+    # Each placement's graph takes its own sets in turn, every set equally often.
+    rounds = calls // sets
+    assert ran == [
+        float(k) for p in (0, 1) for _ in range(rounds) for k in range(p * sets, (p + 1) * sets)
+    ]
+    rows = out.read_text().splitlines()
+    assert len(rows) == 3 and rows[0].split(",")[4] == "pattern"
+    assert all(r.split(",")[4] == pattern for r in rows[1:])
