@@ -7,16 +7,23 @@
         # (--count: how many per op instead; --rivals: only these count as rivals,
         # e.g. to compare with a sweep run before compile-static existed)
     python benchmarks/tools/ncu_miss_table.py table SWEEP.csv [...] --ncu DIR [--margin 1]
-            [--impls fusedops,compile,liger]
+            [--impls fusedops,compile,liger] [--ncu DIR2 [--impls ...]]
         # a markdown table: each miss, fusedops against the implementation it
-        # trails, from DIR/<op>-<dtype>.csv
+        # trails, from DIR/<op>-<dtype>.csv (or the first --ncu that profiled both at
+        # that shape), with the "ncu gap": our kernel's time against the rival's, each
+        # alone; then how many misses ncu finds our kernel slower, level or faster in
+        # (a miss where it is level or faster lies outside the kernel's own time;
+        # --noise PCT: what counts as level, default 1)
+    python benchmarks/tools/ncu_miss_table.py spread NCU.csv [...]
+        # how much each kernel's time moved between its two profiled calls: the
+        # noise an ncu gap has to beat (profiles under --cache-control all)
 
 Each sweep time is the fastest of the runs given (gpu_sweep.py CSVs). The ncu
 files are `ncu --import R --page raw --csv` of a profile made with
 `ncu_fwd_probe.py --impls fusedops,compile,liger --repeat 2` (or the --impls given
 here, in the probe's order: compile-static's kernels are inductor's too) over the shapes
 `misses` printed, in that order (a profile that stopped early covers the first
-ones; the rest are "not profiled"). A profile of other shapes (some of the
+ones, the shape it stopped within dropped; the rest are "not profiled"). A profile of other shapes (some of the
 misses, or shapes of another sweep) needs DIR/<op>-<dtype>.shapes beside it: the
 probe's --shapes argument, e.g. `256x4096,2048x4096`; then each miss is matched
 to its own shape, and misses it lacks are "not profiled". The kernels of each
@@ -205,20 +212,31 @@ def profiled(
     """(rows, hidden, impl) -> summary of the impl's last call at that shape; `impls`:
     the probe's --impls, in its order."""
     runs = calls(path)
-    # Fewer runs than shapes: the profile stopped early, and the shapes it
-    # covers are the first ones.
-    if len(runs) > len(shapes) * len(impls) or len(runs) % len(impls):
+    # Fewer runs than shapes: the profile stopped early (a timeout), and the shapes
+    # it covers are the first ones. Stopped within a shape, it holds that shape's
+    # first implementations only: their kinds are checked as the others', then they
+    # are dropped, and the shape reads as not profiled.
+    if len(runs) > len(shapes) * len(impls):
         raise SystemExit(
             f"{path}: {len(runs)} runs of kernels for {len(shapes)} shapes x {len(impls)} "
             f"implementations; was it profiled with --impls {','.join(impls)} --repeat 2 "
             f"over the shapes `misses` printed (or those of {path.with_suffix('.shapes').name})?"
         )
+    complete = len(runs) - len(runs) % len(impls)
     out = {}
     for n, (kind, kernels) in enumerate(runs):
         shape, impl = shapes[n // len(impls)], impls[n % len(impls)]
-        if kind != KIND[impl] or len(kernels) % REPEAT:
+        # (The run a timeout cut may hold fewer kernels than its calls launch.)
+        if kind != KIND[impl] or (n < complete and len(kernels) % REPEAT):
             raise SystemExit(f"{path}: run {n} is {kind} with {len(kernels)} kernels, not {impl}")
-        out[(*shape, impl)] = summary(kernels[len(kernels) // REPEAT * (REPEAT - 1) :])
+        if n < complete:
+            out[(*shape, impl)] = summary(kernels[len(kernels) // REPEAT * (REPEAT - 1) :])
+    if complete < len(runs):
+        print(
+            f"{path}: stopped within {shapes[complete // len(impls)]} after "
+            f"{len(runs) - complete} of its {len(impls)} implementations: not profiled",
+            file=sys.stderr,
+        )
     return out
 
 
@@ -244,70 +262,160 @@ def profiled_shapes(path: Path, missed: list[tuple[int, int]]) -> list[tuple[int
     return shapes
 
 
-def table(missed: dict, ncu_dir: Path, impls: tuple[str, ...] = IMPLS) -> str:
+Source = tuple[Path, tuple[str, ...]]  # a directory of profiles, and their --impls
+
+
+def profiles_of(op: str, dtype: str, missed: list, sources: list[Source]) -> list[dict]:
+    """Each source's profile of (op, dtype) that exists, read under its own impls."""
+    found = []
+    for ncu_dir, impls in sources:
+        path = ncu_dir / f"{op}-{dtype}.csv"
+        if path.exists():
+            found.append(
+                profiled(path, profiled_shapes(path, [(r, h) for r, h, _, _ in missed]), impls)
+            )
+    return found
+
+
+def table(missed: dict, sources: list[Source], noise: float = 1.0) -> str:
+    """Each miss against its rival from the first source that profiled both at its
+    shape; then how many misses ncu finds our kernel slower in, level or faster."""
     heads = [h for _, h, _ in METRICS]
     lines = [
-        "| op | dtype | shape | behind | vs | "
+        "| op | dtype | shape | behind | vs | ncu gap | "
         + " | ".join(heads)
         + " | top stalls (fusedops / other) |",
-        "|" + " --- |" * (5 + len(heads) + 1),
+        "|" + " --- |" * (6 + len(heads) + 1),
     ]
+    gaps: list[float] = []
     for (op, dtype), shapes in missed.items():
-        path = ncu_dir / f"{op}-{dtype}.csv"
-        if not path.exists():
-            lines.append(f"| {op} | {dtype} | ({len(shapes)} shapes: no {path.name}) |")
+        found = profiles_of(op, dtype, shapes, sources)
+        if not found:
+            names = ", ".join(str(d / f"{op}-{dtype}.csv") for d, _ in sources)
+            lines.append(f"| {op} | {dtype} | ({len(shapes)} shapes: no {names}) |")
             continue
-        prof = profiled(path, profiled_shapes(path, [(r, h) for r, h, _, _ in shapes]), impls)
         for rows, hidden, rival, behind in shapes:
-            if (rows, hidden, rival) not in prof:
+            prof = next((p for p in found if (rows, hidden, rival) in p), None)
+            if prof is None:
                 lines.append(
                     f"| {op} | {dtype} | {rows} x {hidden} | {behind:.1f}% | {rival} |"
                     " not profiled |"
                 )
                 continue
             ours, theirs = prof[(rows, hidden, "fusedops")], prof[(rows, hidden, rival)]
+            t_ours, t_theirs = ours["gpu__time_duration.sum"], theirs["gpu__time_duration.sum"]
+            gap = "-"
+            if isinstance(t_ours, float) and isinstance(t_theirs, float) and t_theirs > 0:
+                gaps.append((t_ours / t_theirs - 1) * 100)
+                gap = f"{gaps[-1]:+.1f}%"
             cells = [
                 " / ".join("-" if m[col] is None else fmt(m[col]) for m in (ours, theirs))
                 for col, _, fmt in METRICS
             ]
             lines.append(
-                f"| {op} | {dtype} | {rows} x {hidden} | {behind:.1f}% | {rival} | "
+                f"| {op} | {dtype} | {rows} x {hidden} | {behind:.1f}% | {rival} | {gap} | "
                 + " | ".join(cells)
                 + f" | {ours['stalls']} / {theirs['stalls']} |"
             )
+    slower = sum(g > noise for g in gaps)
+    faster = sum(g < -noise for g in gaps)
+    lines += [
+        "",
+        f"ncu gap (our kernel's time against the rival's, each alone): of {len(gaps)} "
+        f"misses profiled, ours slower by more than {noise:g}% at {slower}, within "
+        f"{noise:g}% at {len(gaps) - slower - faster}, faster by more than {noise:g}% at "
+        f"{faster}.",
+    ]
     return "\n".join(lines)
+
+
+def spread(paths: list[Path]) -> str:
+    """How much a kernel's time moves from one profiled call to the next: for every
+    run of two calls, |second / first - 1| (a call's kernels summed). Meaningful for
+    profiles under `--cache-control all`, where both calls start from a flushed L2;
+    it is the noise a table's ncu gap has to beat."""
+    moves = []
+    for path in paths:
+        for _, kernels in calls(path):
+            if len(kernels) % REPEAT:
+                continue  # the run a timeout cut
+            half = len(kernels) // REPEAT
+            first, second = (
+                sum(number(k.get("gpu__time_duration.sum", "")) or 0 for k in part)
+                for part in (kernels[:half], kernels[half:])
+            )
+            if first > 0:
+                moves.append(abs(second / first - 1) * 100)
+    if not moves:
+        raise SystemExit("no runs of two calls in " + ", ".join(map(str, paths)))
+    moves.sort()
+    p90 = moves[min(len(moves) - 1, int(0.9 * len(moves)))]
+    return (
+        f"{len(moves)} runs: call-to-call change median {moves[len(moves) // 2]:.2f}%, "
+        f"90th percentile {p90:.2f}%, max {moves[-1]:.2f}%"
+    )
+
+
+def check_impls(parser: argparse.ArgumentParser, text: str) -> None:
+    impls = text.split(",")
+    kinds = [KIND.get(i) for i in impls]
+    # compile and compile-static launch the same kind of kernel (triton_*): a profile
+    # tells their runs apart only where another kind's run lies between them, also
+    # from one shape's last implementation to the next shape's first.
+    side_by_side = len(kinds) > 1 and any(kinds[i] == kinds[i - 1] for i in range(len(kinds)))
+    if None in kinds or "fusedops" not in impls or len(set(impls)) != len(impls) or side_by_side:
+        parser.error(
+            f"--impls {text}: each of {', '.join(KIND)} at most once, fusedops "
+            "included, and compile and compile-static not side by side (nor first and "
+            "last: one shape's last run meets the next one's first)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("misses", "table"))
-    parser.add_argument("sweeps", nargs="+", type=Path, help="gpu_sweep.py CSV files")
+    parser.add_argument("command", choices=("misses", "table", "spread"))
+    parser.add_argument(
+        "sweeps", nargs="+", type=Path, help="gpu_sweep.py CSV files (spread: ncu CSV files)"
+    )
     parser.add_argument("--margin", type=float, default=1.0, help="percent (default 1)")
-    parser.add_argument("--ncu", type=Path, help="directory of <op>-<dtype>.csv (table)")
+    parser.add_argument(
+        "--ncu",
+        type=Path,
+        action="append",
+        help="directory of <op>-<dtype>.csv (table); again for more, the first that "
+        "profiled a miss is read",
+    )
     parser.add_argument(
         "--impls",
-        default=",".join(IMPLS),
-        help="the profiles' implementations, in the probe's --impls order (table)",
+        action="append",
+        help="the profiles' implementations, in the probe's --impls order (table; one "
+        f"for all --ncu, or one each in their order; default {','.join(IMPLS)})",
     )
     parser.add_argument(
         "--rivals", help="only these implementations count as rivals (default: all but the copy)"
     )
     parser.add_argument("--count", action="store_true", help="misses: how many per op")
+    parser.add_argument(
+        "--noise",
+        type=float,
+        default=1.0,
+        help="table: the percent an ncu gap must pass to count as slower or faster "
+        "(default 1; `spread` measures it)",
+    )
     args = parser.parse_args(argv)
     if args.count and args.command != "misses":
         parser.error("--count is for misses")
-    impls = tuple(args.impls.split(","))
-    kinds = [KIND.get(i) for i in impls]
-    if None in kinds or "fusedops" not in impls or len(set(kinds)) != len(kinds):
-        # compile and compile-static launch the same kind of kernel (triton_*), so a
-        # profile of both cannot tell their runs apart.
-        parser.error(
-            f"--impls {args.impls}: each of {', '.join(KIND)} at most once, fusedops "
-            "included, and not both compile and compile-static"
-        )
+    impls_given = args.impls or [",".join(IMPLS)]
+    for text in impls_given:
+        check_impls(parser, text)
     for path in args.sweeps:
         if not path.is_file():
             parser.error(f"{path} is not a file")
+    if args.command == "spread":
+        print(spread(args.sweeps))
+        return 0
+    if args.noise < 0:
+        parser.error(f"--noise must be at least 0, not {args.noise:g}")
     times = sweep_times(args.sweeps)
     rivals = None
     if args.rivals is not None:
@@ -330,9 +438,14 @@ def main(argv: list[str] | None = None) -> int:
         for (op, dtype), shapes in missed.items():
             print(op, dtype, ",".join(f"{r}x{h}" for r, h, _, _ in shapes))
         return 0
-    if args.ncu is None or not args.ncu.is_dir():
-        parser.error("table needs --ncu DIR, a directory")
-    print(table(missed, args.ncu, impls))
+    if not args.ncu or not all(d.is_dir() for d in args.ncu):
+        parser.error("table needs --ncu DIR, each a directory")
+    if len(impls_given) not in (1, len(args.ncu)):
+        parser.error(f"{len(impls_given)} --impls for {len(args.ncu)} --ncu: give one, or one each")
+    if len(impls_given) == 1:
+        impls_given = impls_given * len(args.ncu)
+    sources = [(d, tuple(i.split(","))) for d, i in zip(args.ncu, impls_given, strict=True)]
+    print(table(missed, sources, args.noise))
     return 0
 
 

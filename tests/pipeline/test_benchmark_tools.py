@@ -92,9 +92,12 @@ def test_a_profile_against_compile_static_is_read_with_its_impls() -> None:
 def test_a_profile_read_with_other_impls_is_refused() -> None:
     path = V38 / "rms_norm-float32.csv"
     shapes = ncu_miss_table.profiled_shapes(path, [])
-    # The default three: 4 runs do not divide into them.
-    with pytest.raises(SystemExit, match="4 runs of kernels for 2 shapes x 3 implementations"):
+    # The default three: the third run (the second shape's ours) is not Liger's.
+    with pytest.raises(SystemExit, match=r"run 2 is fusedops .* not liger"):
         ncu_miss_table.profiled(path, shapes)
+    # More runs than the shapes and implementations hold.
+    with pytest.raises(SystemExit, match="4 runs of kernels for 1 shapes x 2 implementations"):
+        ncu_miss_table.profiled(path, shapes[:1], STATIC)
     # Two, but in the wrong order: the first run is ours, not inductor's.
     with pytest.raises(SystemExit, match=r"run 0 is fusedops .* not compile-static"):
         ncu_miss_table.profiled(path, shapes, ("compile-static", "fusedops"))
@@ -102,9 +105,10 @@ def test_a_profile_read_with_other_impls_is_refused() -> None:
 
 def test_the_table_sets_ours_against_compile_static_where_it_leads() -> None:
     missed = ncu_miss_table.misses(ncu_miss_table.sweep_times([V38_SWEEP]), 1.0)
-    text = ncu_miss_table.table(missed, V38, STATIC)
+    text = ncu_miss_table.table(missed, [(V38, STATIC)])
     line = next(x for x in text.splitlines() if "| 16384 x 16384 |" in x)
-    assert "| compile-static | 531.01 / 501.15 |" in line
+    # The ncu gap: 531.01 / 501.15 - 1.
+    assert "| compile-static | +6.0% | 531.01 / 501.15 |" in line
     assert "| 55 / 32 |" in line
     # Liger's misses at this width were not profiled against Liger.
     assert "| 128 x 16384 | 4.1% | liger | not profiled |" in text
@@ -112,7 +116,14 @@ def test_the_table_sets_ours_against_compile_static_where_it_leads() -> None:
 
 @pytest.mark.parametrize(
     "impls",
-    ["fusedops,banana", "compile,liger", "fusedops,fusedops", "fusedops,compile,compile-static"],
+    [
+        "fusedops,banana",
+        "compile,liger",
+        "fusedops,fusedops",
+        "fusedops,compile,compile-static",
+        # side by side from one shape's last run to the next shape's first
+        "compile,fusedops,compile-static",
+    ],
 )
 def test_bad_impls_are_refused_by_name(
     impls: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -121,6 +132,67 @@ def test_bad_impls_are_refused_by_name(
     with pytest.raises(SystemExit):
         ncu_miss_table.main(argv)
     assert f"--impls {impls}: each of" in capsys.readouterr().err
+
+
+# Session 58's exports (v42's wheel, an H200). Each implementation twice, in the order
+# fusedops, compile, Liger, compile-static: inductor's two builds told apart by the Liger
+# run between them. callB's three-implementation profiles cover the largest rotating misses,
+# callE's and callF's the rest; callF's silu profile stopped (a timeout) within 16 x 4096.
+S58 = REPO / "benchmarks/raw/2026-11-29-h200-v42-same-sweep-ncu"
+FOUR = ("fusedops", "compile", "liger", "compile-static")
+ROTATING_SWEEPS = sorted(
+    (REPO / "benchmarks/raw/2026-11-29-h200-v42-consumer-split").glob("call[EF]-sweep-*.csv")
+)
+
+
+def test_compile_and_compile_static_are_told_apart_by_a_run_between_them() -> None:
+    path = S58 / "callE-ncu-same/fused_add_rms_norm-float32.csv"
+    prof = ncu_miss_table.profiled(path, ncu_miss_table.profiled_shapes(path, []), FOUR)
+    # 512 x 8192: the dynamic-rows compile and the per-shape one are both inductor's.
+    assert prof[(512, 8192, "compile")]["kernels"] == 1
+    assert prof[(512, 8192, "compile-static")]["kernels"] == 1
+    assert prof[(512, 8192, "fusedops")]["launch__block_size"] == 1024
+
+
+def test_a_profile_stopped_within_a_shape_reads_the_shapes_before_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = S58 / "callF-ncu-rot/silu_and_mul-bfloat16.csv"
+    shapes = ncu_miss_table.profiled_shapes(path, [])
+    prof = ncu_miss_table.profiled(path, shapes, FOUR)
+    assert {(r, h) for r, h, _ in prof} == {(1, 4096), (1, 8192), (16, 2048)}
+    assert "stopped within (16, 4096) after 3 of its 4" in capsys.readouterr().err
+    # Read under other implementations, the runs it has still have to match them.
+    with pytest.raises(SystemExit, match=r"run 1 is compile .* not liger"):
+        ncu_miss_table.profiled(path, shapes, ("fusedops", "liger", "compile"))
+
+
+def test_the_table_takes_each_miss_from_the_first_source_that_profiled_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["table", *map(str, ROTATING_SWEEPS)]
+    for source, impls in (("callE-ncu-rot", FOUR), ("callB-ncu-rot", (*STATIC, "liger"))):
+        argv += ["--ncu", str(S58 / source), "--impls", ",".join(impls)]
+    assert ncu_miss_table.main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = {tuple(c.strip() for c in x.split("|")[1:4]): x for x in lines if x.startswith("| f")}
+    # bf16 256 x 8192 is callB's alone; bf16 128 x 8192 callE's.
+    assert (
+        "| compile-static | +12.1% | 6.53 / 5.82 |"
+        in row[("fused_add_rms_norm", "bfloat16", "256 x 8192")]
+    )
+    assert (
+        "| liger | +2.1% | 4.64 / 4.54 |" in row[("fused_add_rms_norm", "bfloat16", "128 x 8192")]
+    )
+    assert lines[-1].startswith("ncu gap (our kernel's time against the rival's, each alone): of ")
+
+
+def test_impls_are_one_for_all_sources_or_one_each(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["table", *map(str, ROTATING_SWEEPS), "--ncu", str(S58 / "callE-ncu-rot")]
+    argv += ["--ncu", str(S58 / "callB-ncu-rot"), "--ncu", str(S58 / "callF-ncu-rot")]
+    with pytest.raises(SystemExit):
+        ncu_miss_table.main([*argv, "--impls", ",".join(FOUR), "--impls", ",".join(FOUR)])
+    assert "2 --impls for 3 --ncu: give one, or one each" in capsys.readouterr().err
 
 
 V38_ADD = [
@@ -192,3 +264,31 @@ def test_a_plot_draws_each_call_pattern_as_its_own_line() -> None:
     assert plot_sweep.series(row) == ("fusedops v41", "same")
     assert plot_sweep.series({**row, "pattern": "consumer"}) == ("fusedops v41", "consumer")
     assert plot_sweep.series({"impl": "liger", "label": "", "pattern": ""}) == ("liger", "same")
+
+
+def test_spread_is_each_kernels_move_between_its_two_calls(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Four shapes x three implementations, each called twice after an L2 flush.
+    path = S58 / "callB-ncu-rot/fused_add_rms_norm-bfloat16.csv"
+    assert ncu_miss_table.main(["spread", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("12 runs: call-to-call change median ")
+    median = float(out.split("median ")[1].split("%")[0])
+    assert 0 < median < 20
+
+
+def test_the_noise_sets_what_counts_as_level(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["table", *map(str, ROTATING_SWEEPS), "--ncu", str(S58 / "callB-ncu-rot")]
+    argv += ["--impls", "fusedops,compile-static,liger"]
+    counts = {}
+    for noise in ("1", "5.3"):
+        assert ncu_miss_table.main([*argv, "--noise", noise]) == 0
+        last = capsys.readouterr().out.splitlines()[-1]
+        assert f"ours slower by more than {noise}% at " in last
+        counts[noise] = int(last.split(f"slower by more than {noise}% at ")[1].split(",")[0])
+    # bf16 256 x 8192 (+12.1%) is slower at either; others fall within 5.3%.
+    assert counts["1"] > counts["5.3"] >= 1
+    with pytest.raises(SystemExit):
+        ncu_miss_table.main([*argv, "--noise", "-1"])
+    assert "--noise must be at least 0, not -1" in capsys.readouterr().err
