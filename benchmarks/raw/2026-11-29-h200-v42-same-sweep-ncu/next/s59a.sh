@@ -3,7 +3,7 @@
 # more than the 4.3% of repeat-to-repeat spread at the 16-bit fused add's rotating misses of
 # 256-1024 rows (bf16 256 x 8192 +12.1%, 59 registers against compile-static's 37) and at
 # float32 128 x 8192 (+7.1% against Liger). exp73's FUSEDOPS_EXP_LATE_ADD=1 launches those
-# builds with a late weight (cuobjdump, sm_90: bf16 16 warps 59 -> 48 registers, fp16 58 -> 51,
+# builds with the weight loaded late (cuobjdump, sm_90: bf16 16 warps 59 -> 48 registers, fp16 58 -> 51,
 # runtime-warp builds 55-56 -> 48; the guarded 8-warp builds, 63-64 at hidden 4096, go to the
 # runtime-warp build instead). The plan is unchanged, so the bits are (call_patterns checks).
 # Cases: the fused add's misses of both v42 sweeps that run C = 2 at 128-1536 rows, in the three
