@@ -9,11 +9,12 @@
     python benchmarks/tools/ncu_miss_table.py table SWEEP.csv [...] --ncu DIR [--margin 1]
             [--impls fusedops,compile,liger] [--ncu DIR2 [--impls ...]]
         # a markdown table: each miss, fusedops against the implementation it
-        # trails, from DIR/<op>-<dtype>.csv (or the first --ncu that profiled both at
-        # that shape), with the "ncu gap": our kernel's time against the rival's, each
-        # alone; then how many misses ncu finds our kernel slower, level or faster in
-        # (a miss where it is level or faster lies outside the kernel's own time;
-        # --noise PCT: what counts as level, default 1)
+        # trails, from DIR/<op>-<dtype>.csv (or the first --ncu that profiled ours and
+        # that rival at that shape), with the "ncu gap": our kernel's time against the
+        # rival's, each alone; then how many misses ncu finds our kernel slower, faster
+        # or neither in by more than --noise PCT (default 1; `spread` measures it). A
+        # miss where ours alone is faster lies outside the kernel's own time; within
+        # the noise, ncu cannot tell.
     python benchmarks/tools/ncu_miss_table.py spread NCU.csv [...]
         # how much each kernel's time moved between its two profiled calls: the
         # noise an ncu gap has to beat (profiles under --cache-control all)
@@ -23,12 +24,13 @@ files are `ncu --import R --page raw --csv` of a profile made with
 `ncu_fwd_probe.py --impls fusedops,compile,liger --repeat 2` (or the --impls given
 here, in the probe's order: compile-static's kernels are inductor's too) over the shapes
 `misses` printed, in that order (a profile that stopped early covers the first
-ones, the shape it stopped within dropped; the rest are "not profiled"). A profile of other shapes (some of the
-misses, or shapes of another sweep) needs DIR/<op>-<dtype>.shapes beside it: the
+ones, the shape it stopped within dropped; the rest are "not profiled"). A profile
+of other shapes (some of the misses, or shapes of another sweep), and every profile
+when several --ncu folders are given, needs DIR/<op>-<dtype>.shapes beside it: the
 probe's --shapes argument, e.g. `256x4096,2048x4096`; then each miss is matched
 to its own shape, and misses it lacks are "not profiled". The kernels of each
-call are told apart by name (fusedops's live in namespace fusedops, Liger's Triton kernels start with
-an underscore, inductor's with triton_); a kernel of neither kind (a copy a
+call are told apart by name (fusedops's live in namespace fusedops, Liger's Triton
+kernels start with an underscore, inductor's with triton_); a kernel of neither kind (a copy a
 wrapper makes) joins the run of kernels before it. Of each implementation's
 two calls the second is kept: under `ncu --cache-control none` it sees the L2
 the first left, as a call in a CUDA graph replay on the same tensors does (under
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -206,6 +209,21 @@ def summary(kernels: list[dict[str, str]]) -> dict[str, float | str | None]:
     return s
 
 
+def stopped_early(path: Path, runs: list, expected: int | None = None) -> bool:
+    """Whether the profile at `path` stopped before its end (a timeout): fewer runs than
+    the `expected` shapes x implementations, a last run of an odd number of kernels, or
+    an ncu error in the log beside it (<name>.log, as the device scripts save it). Then
+    its last run may be cut short, even to an even number of kernels."""
+    if not runs:
+        return False
+    log = path.with_suffix(".log")
+    return (
+        (expected is not None and len(runs) < expected)
+        or len(runs[-1][1]) % REPEAT != 0
+        or (log.exists() and "==ERROR==" in log.read_text(errors="replace"))
+    )
+
+
 def profiled(
     path: Path, shapes: list[tuple[int, int]], impls: tuple[str, ...] = IMPLS
 ) -> dict[tuple[int, int, str], dict]:
@@ -213,28 +231,31 @@ def profiled(
     the probe's --impls, in its order."""
     runs = calls(path)
     # Fewer runs than shapes: the profile stopped early (a timeout), and the shapes
-    # it covers are the first ones. Stopped within a shape, it holds that shape's
-    # first implementations only: their kinds are checked as the others', then they
-    # are dropped, and the shape reads as not profiled.
+    # it covers are the first ones; the last shape it reached may be cut anywhere, so
+    # its runs' kinds are checked as the others', then they are dropped, and the shape
+    # reads as not profiled.
     if len(runs) > len(shapes) * len(impls):
         raise SystemExit(
             f"{path}: {len(runs)} runs of kernels for {len(shapes)} shapes x {len(impls)} "
             f"implementations; was it profiled with --impls {','.join(impls)} --repeat 2 "
             f"over the shapes `misses` printed (or those of {path.with_suffix('.shapes').name})?"
         )
-    complete = len(runs) - len(runs) % len(impls)
+    # The shape of the last run is dropped whenever the profile stopped early, also
+    # when that run looks whole: a cut can leave it an even number of kernels.
+    stopped = stopped_early(path, runs, len(shapes) * len(impls))
+    complete = (len(runs) - 1) // len(impls) * len(impls) if stopped else len(runs)
     out = {}
     for n, (kind, kernels) in enumerate(runs):
         shape, impl = shapes[n // len(impls)], impls[n % len(impls)]
-        # (The run a timeout cut may hold fewer kernels than its calls launch.)
         if kind != KIND[impl] or (n < complete and len(kernels) % REPEAT):
             raise SystemExit(f"{path}: run {n} is {kind} with {len(kernels)} kernels, not {impl}")
         if n < complete:
             out[(*shape, impl)] = summary(kernels[len(kernels) // REPEAT * (REPEAT - 1) :])
     if complete < len(runs):
         print(
-            f"{path}: stopped within {shapes[complete // len(impls)]} after "
-            f"{len(runs) - complete} of its {len(impls)} implementations: not profiled",
+            f"{path}: stopped early; {shapes[complete // len(impls)]}, the last shape it "
+            f"reached ({len(runs) - complete} of {len(impls)} implementations begun), "
+            "may be cut: not profiled",
             file=sys.stderr,
         )
     return out
@@ -266,11 +287,18 @@ Source = tuple[Path, tuple[str, ...]]  # a directory of profiles, and their --im
 
 
 def profiles_of(op: str, dtype: str, missed: list, sources: list[Source]) -> list[dict]:
-    """Each source's profile of (op, dtype) that exists, read under its own impls."""
+    """Each source's profile of (op, dtype) that exists, read under its own impls.
+    With several sources each profile needs its .shapes file: read as the misses in
+    order, one source's profile would shadow another's under the wrong shapes."""
     found = []
     for ncu_dir, impls in sources:
         path = ncu_dir / f"{op}-{dtype}.csv"
         if path.exists():
+            if len(sources) > 1 and not path.with_suffix(".shapes").exists():
+                raise SystemExit(
+                    f"{path}: with several --ncu folders each profile needs its "
+                    f"{path.with_suffix('.shapes').name} (the probe's --shapes argument)"
+                )
             found.append(
                 profiled(path, profiled_shapes(path, [(r, h) for r, h, _, _ in missed]), impls)
             )
@@ -322,9 +350,9 @@ def table(missed: dict, sources: list[Source], noise: float = 1.0) -> str:
     lines += [
         "",
         f"ncu gap (our kernel's time against the rival's, each alone): of {len(gaps)} "
-        f"misses profiled, ours slower by more than {noise:g}% at {slower}, within "
-        f"{noise:g}% at {len(gaps) - slower - faster}, faster by more than {noise:g}% at "
-        f"{faster}.",
+        f"misses profiled with both times, ours slower by more than {noise:g}% at "
+        f"{slower}, within {noise:g}% (inconclusive) at {len(gaps) - slower - faster}, "
+        f"faster by more than {noise:g}% at {faster}.",
     ]
     return "\n".join(lines)
 
@@ -336,9 +364,12 @@ def spread(paths: list[Path]) -> str:
     it is the noise a table's ncu gap has to beat."""
     moves = []
     for path in paths:
-        for _, kernels in calls(path):
+        runs = calls(path)
+        if stopped_early(path, runs):
+            runs = runs[:-1]  # the run a timeout may have cut
+        for _, kernels in runs:
             if len(kernels) % REPEAT:
-                continue  # the run a timeout cut
+                continue
             half = len(kernels) // REPEAT
             first, second = (
                 sum(number(k.get("gpu__time_duration.sum", "")) or 0 for k in part)
@@ -351,7 +382,7 @@ def spread(paths: list[Path]) -> str:
     moves.sort()
     p90 = moves[min(len(moves) - 1, int(0.9 * len(moves)))]
     return (
-        f"{len(moves)} runs: call-to-call change median {moves[len(moves) // 2]:.2f}%, "
+        f"{len(moves)} runs: call-to-call change median {statistics.median(moves):.2f}%, "
         f"90th percentile {p90:.2f}%, max {moves[-1]:.2f}%"
     )
 

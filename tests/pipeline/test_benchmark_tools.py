@@ -161,7 +161,7 @@ def test_a_profile_stopped_within_a_shape_reads_the_shapes_before_it(
     shapes = ncu_miss_table.profiled_shapes(path, [])
     prof = ncu_miss_table.profiled(path, shapes, FOUR)
     assert {(r, h) for r, h, _ in prof} == {(1, 4096), (1, 8192), (16, 2048)}
-    assert "stopped within (16, 4096) after 3 of its 4" in capsys.readouterr().err
+    assert "stopped early; (16, 4096), the last shape it reached (3 of 4" in capsys.readouterr().err
     # Read under other implementations, the runs it has still have to match them.
     with pytest.raises(SystemExit, match=r"run 1 is compile .* not liger"):
         ncu_miss_table.profiled(path, shapes, ("fusedops", "liger", "compile"))
@@ -292,3 +292,98 @@ def test_the_noise_sets_what_counts_as_level(capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit):
         ncu_miss_table.main([*argv, "--noise", "-1"])
     assert "--noise must be at least 0, not -1" in capsys.readouterr().err
+
+
+def copy_profile(source: Path, to: Path, drop_rows: int = 0, log_error: bool = False) -> Path:
+    """A copy of a profile (its .shapes too) with its last `drop_rows` kernel rows cut,
+    as a timeout leaves one; `log_error` writes a log with ncu's error line beside it."""
+    to.mkdir(parents=True, exist_ok=True)
+    lines = source.read_text().splitlines(keepends=True)
+    (to / source.name).write_text("".join(lines[: len(lines) - drop_rows]))
+    shutil.copy(source.with_suffix(".shapes"), to)
+    if log_error:
+        (to / source.name).with_suffix(".log").write_text("==ERROR== An error occurred\n")
+    return to / source.name
+
+
+@pytest.mark.parametrize(
+    ("source", "drop_rows", "log_error", "reached"),
+    [
+        # the last run (Liger's) cut to one kernel of two
+        ("callB-ncu-rot/fused_add_rms_norm-bfloat16.csv", 1, False, (256, 16384)),
+        # the last run (compile-static's, 3 kernels a call) cut whole: one run short
+        ("callE-ncu-same/rms_norm-float16.csv", 6, False, (128, 16384)),
+        # cut to 4 kernels of 6: every run there, and even; the log's error tells
+        ("callE-ncu-same/rms_norm-float16.csv", 2, True, (128, 16384)),
+    ],
+)
+def test_the_last_shape_a_stopped_profile_reached_is_not_profiled(
+    source: str,
+    drop_rows: int,
+    log_error: bool,
+    reached: tuple[int, int],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    impls = (*STATIC, "liger") if source.startswith("callB") else FOUR
+    path = copy_profile(S58 / source, tmp_path, drop_rows, log_error)
+    shapes = ncu_miss_table.profiled_shapes(path, [])
+    whole = ncu_miss_table.profiled(S58 / source, shapes, impls)
+    capsys.readouterr()
+    prof = ncu_miss_table.profiled(path, shapes, impls)
+    assert not any((r, h) == reached for r, h, _ in prof)
+    assert prof == {k: v for k, v in whole.items() if k[:2] != reached}
+    assert f"stopped early; {reached}, the last shape it reached" in capsys.readouterr().err
+
+
+def test_spread_without_a_run_of_two_calls_says_so(tmp_path: Path) -> None:
+    source = S58 / "callB-ncu-rot/rms_norm-bfloat16.csv"
+    path = tmp_path / source.name
+    path.write_text("".join(source.read_text().splitlines(keepends=True)[:3]))  # one kernel
+    with pytest.raises(SystemExit, match="no runs of two calls in"):
+        ncu_miss_table.main(["spread", str(path)])
+
+
+def test_the_first_source_wins_where_two_profiled_a_miss(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A copy of callB's profile whose .shapes lists its shapes in reverse: read first,
+    # its 256 x 8192 row holds the kernels of callB's last shape, 256 x 16384.
+    first = copy_profile(S58 / "callB-ncu-rot/fused_add_rms_norm-bfloat16.csv", tmp_path / "a")
+    first.with_suffix(".shapes").write_text("256x16384,512x8192,512x4096,256x8192")
+    argv = ["table", *map(str, ROTATING_SWEEPS), "--impls", "fusedops,compile-static,liger"]
+    argv += ["--ncu", str(first.parent), "--ncu", str(S58 / "callB-ncu-rot")]
+    assert ncu_miss_table.main(argv) == 0
+    row = next(x for x in capsys.readouterr().out.splitlines() if "| 256 x 8192 |" in x)
+    assert "| compile-static | +12.1% | 6.53 / 5.82 |" not in row
+    assert "| 10.18 / " in row  # ours at 256 x 16384
+
+
+def test_several_sources_need_shapes_files(tmp_path: Path) -> None:
+    source = S58 / "callB-ncu-rot/fused_add_rms_norm-bfloat16.csv"
+    bare = copy_profile(source, tmp_path / "bare")
+    bare.with_suffix(".shapes").unlink()
+    argv = ["table", *map(str, ROTATING_SWEEPS), "--impls", "fusedops,compile-static,liger"]
+    argv += ["--ncu", str(bare.parent), "--ncu", str(S58 / "callB-ncu-rot")]
+    with pytest.raises(SystemExit, match="with several --ncu folders each profile needs its"):
+        ncu_miss_table.main(argv)
+
+
+def test_a_missing_profile_names_every_folder_looked_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    argv = ["table", *map(str, ROTATING_SWEEPS), "--ncu", str(tmp_path / "a")]
+    assert ncu_miss_table.main([*argv, "--ncu", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    both = f"{tmp_path / 'a'}/rms_norm-float16.csv, {tmp_path / 'b'}/rms_norm-float16.csv"
+    assert f"| rms_norm | float16 | (4 shapes: no {both}) |" in out
+    assert "of 0 misses profiled with both times" in out
+
+
+def test_ncu_must_be_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["table", *map(str, ROTATING_SWEEPS), "--ncu", str(tmp_path / "absent")]
+    with pytest.raises(SystemExit):
+        ncu_miss_table.main(argv)
+    assert "table needs --ncu DIR, each a directory" in capsys.readouterr().err
