@@ -24,7 +24,7 @@ files are `ncu --import R --page raw --csv` of a profile made with
 `ncu_fwd_probe.py --impls fusedops,compile,liger --repeat 2` (or the --impls given
 here, in the probe's order: compile-static's kernels are inductor's too) over the shapes
 `misses` printed, in that order (a profile that stopped early covers the first
-ones, the shape it stopped within dropped; the rest are "not profiled"). A profile
+ones, the last shape it reached dropped; the rest are "not profiled"). A profile
 of other shapes (some of the misses, or shapes of another sweep), and every profile
 when several --ncu folders are given, needs DIR/<op>-<dtype>.shapes beside it: the
 probe's --shapes argument, e.g. `256x4096,2048x4096`; then each miss is matched
@@ -252,10 +252,19 @@ def profiled(
         if n < complete:
             out[(*shape, impl)] = summary(kernels[len(kernels) // REPEAT * (REPEAT - 1) :])
     if complete < len(runs):
+        # Without a .shapes file a profile made over another list of misses is short by
+        # whole shapes too, and then its shapes are the wrong ones: say so.
+        unlisted = not path.with_suffix(".shapes").exists()
         print(
             f"{path}: stopped early; {shapes[complete // len(impls)]}, the last shape it "
             f"reached ({len(runs) - complete} of {len(impls)} implementations begun), "
-            "may be cut: not profiled",
+            "may be cut: not profiled"
+            + (
+                f" (or it was profiled over other shapes: write its "
+                f"{path.with_suffix('.shapes').name})"
+                if unlisted
+                else ""
+            ),
             file=sys.stderr,
         )
     return out
@@ -307,7 +316,8 @@ def profiles_of(op: str, dtype: str, missed: list, sources: list[Source]) -> lis
 
 def table(missed: dict, sources: list[Source], noise: float = 1.0) -> str:
     """Each miss against its rival from the first source that profiled both at its
-    shape; then how many misses ncu finds our kernel slower in, level or faster."""
+    shape; then how many misses ncu finds our kernel slower in, faster in, or neither
+    (within `noise` percent: inconclusive)."""
     heads = [h for _, h, _ in METRICS]
     lines = [
         "| op | dtype | shape | behind | vs | ncu gap | "

@@ -329,6 +329,7 @@ def test_the_last_shape_a_stopped_profile_reached_is_not_profiled(
     path = copy_profile(S58 / source, tmp_path, drop_rows, log_error)
     shapes = ncu_miss_table.profiled_shapes(path, [])
     whole = ncu_miss_table.profiled(S58 / source, shapes, impls)
+    assert (*reached, "fusedops") in whole  # the uncut profile has it
     capsys.readouterr()
     prof = ncu_miss_table.profiled(path, shapes, impls)
     assert not any((r, h) == reached for r, h, _ in prof)
