@@ -3,10 +3,13 @@
 # compile-static, 64 blocks of 128 threads at 1 x 8192, one element a thread; ours 16 blocks of
 # 256, two), and ncu put ours alone 13.4% behind compile at 1 x 8192 rotating. The width there
 # (kNarrow, 4-byte vectors) was chosen on an H100 on the same tensors (v17).
-# FUSEDOPS_EXP_SILU_SMALL=one|mid|wide sets the forward's width up to 2048 16-byte vectors: one
-# element a thread, 8- or 16-byte vectors; each output is computed alone, so the bits are the
-# same (call_patterns checks). The wheel (.device/exp74) also holds exp73 (exp73.diff, then
-# exp74.diff, on 2835231). About 4 minutes. Carry .device/exp74 and .whl.
+# FUSEDOPS_EXP_SILU_SMALL=one|mid|wide sets the forward's width up to 16384 16-byte vectors
+# (kNarrowBandMax: 1-16 rows of hidden up to 8192 in 16-bit): one element a thread, 8- or
+# 16-byte vectors; each output is computed alone, so the bits are the same (call_patterns
+# checks). For float32 `one` is the shipped width at 1 x 8192 (its kNarrow is one element).
+# 128 x 4096 (65536 vectors) is past the switch: there all settings run one kernel, the noise.
+# The wheel (.device/exp74) also holds exp73 (exp73.diff, then exp74.diff, on 2835231).
+# About 4 minutes. Carry .device/exp74 and .whl.
 set -u
 start=$(date +%s)
 R=$OUT/r; mkdir -p $R
