@@ -209,6 +209,12 @@ def summary(kernels: list[dict[str, str]]) -> dict[str, float | str | None]:
     return s
 
 
+def split_calls(kernels: list[dict[str, str]]) -> list[list[dict[str, str]]]:
+    """A run's kernels as its REPEAT calls, in order (each call launches as many)."""
+    per_call = len(kernels) // REPEAT
+    return [kernels[k * per_call : (k + 1) * per_call] for k in range(REPEAT)]
+
+
 def stopped_early(path: Path, runs: list, expected: int | None = None) -> bool:
     """Whether the profile at `path` stopped before its end (a timeout): fewer runs than
     the `expected` shapes x implementations, a last run of an odd number of kernels, or
@@ -250,7 +256,7 @@ def profiled(
         if kind != KIND[impl] or (n < complete and len(kernels) % REPEAT):
             raise SystemExit(f"{path}: run {n} is {kind} with {len(kernels)} kernels, not {impl}")
         if n < complete:
-            out[(*shape, impl)] = summary(kernels[len(kernels) // REPEAT * (REPEAT - 1) :])
+            out[(*shape, impl)] = summary(split_calls(kernels)[-1])
     if complete < len(runs):
         # Without a .shapes file a profile made over another list of misses is short by
         # whole shapes too, and then its shapes are the wrong ones: say so.
@@ -369,7 +375,8 @@ def table(missed: dict, sources: list[Source], noise: float = 1.0) -> str:
 
 def spread(paths: list[Path]) -> str:
     """How much a kernel's time moves from one profiled call to the next: for every
-    run of two calls, |second / first - 1| (a call's kernels summed). Meaningful for
+    run of two calls, |second / first - 1| (a call's kernels summed, as in the table;
+    a run missing either time is left out). Meaningful for
     profiles under `--cache-control all`, where both calls start from a flushed L2;
     it is the noise a table's ncu gap has to beat."""
     moves = []
@@ -380,12 +387,10 @@ def spread(paths: list[Path]) -> str:
         for _, kernels in runs:
             if len(kernels) % REPEAT:
                 continue
-            half = len(kernels) // REPEAT
             first, second = (
-                sum(number(k.get("gpu__time_duration.sum", "")) or 0 for k in part)
-                for part in (kernels[:half], kernels[half:])
+                summary(call)["gpu__time_duration.sum"] for call in split_calls(kernels)
             )
-            if first > 0:
+            if isinstance(first, float) and isinstance(second, float) and first > 0:
                 moves.append(abs(second / first - 1) * 100)
     if not moves:
         raise SystemExit("no runs of two calls in " + ", ".join(map(str, paths)))
