@@ -6,7 +6,8 @@
 // v7, "single-pass" (the forward of both ops for 16-byte aligned rows of up
 // to 4096 vectors: bf16/fp16 hidden <= 32768, fp32 <= 16384; the double
 // fused add to 2048 vectors): one block per row, every thread issues all its loads, the
-// weight's too (but see late_weight_build), before the reduction, so a row
+// weight's too (but see late_weight_build and add_latency_late_weight_build),
+// before the reduction, so a row
 // costs one memory round trip.
 // v8 shortened its per-row latency path (a tree sum, the mean by a
 // multiply-add) and built it twice: for at most one row per SM, and held to
@@ -980,6 +981,26 @@ constexpr bool late_weight_build() {
   return sizeof(T) == 4 && C == 4 && kFewRows && kFull && (kWarps == 8 || kWarps == 16);
 }
 
+// The fused add's latency blocks of full rows at 2 vectors a thread that load
+// their weight late as well (v43): 16 warps in 16-bit (hidden 8192) and 32 in
+// float32 (hidden 8192). Loaded with x, the weight's loads issued first and were
+// held across the reduction (bf16 59 registers, fp16 58); loaded late, ptxas
+// issues them after x's and the residual's, still ahead of the block's barrier
+// (the weight is read-only), at 48 and 51 registers (float32 38 either way).
+// H200, the two builds taking turns in three call patterns, bits checked
+// (NOTES.md v43): 128 and 256 rows of hidden 8192 1.7-6.6% faster in 16-bit,
+// 0.9-1.7% in float32; the unchanged controls moved at most 0.5%. Unlike
+// late_weight_build's kernels this one keeps the latency build for a batch of
+// one wave of blocks past one an SM (latency_build_in_one_wave): 256 rows were
+// among the gains. Not the guarded 8-warp blocks (hidden 4096): there the late
+// weight (in the runtime-warp-count build) was 0.2-12.6% slower. Other warp
+// counts are unmeasured and keep the weight early.
+template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
+constexpr bool add_latency_late_weight_build() {
+  return kAdd && C == 2 && kFewRows && kFull &&
+         ((sizeof(T) == 2 && kWarps == 16) || (sizeof(T) == 4 && kWarps == 32));
+}
+
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
 constexpr int single_pass_max_threads() {
   return weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>() ? kWarps * 32
@@ -1030,7 +1051,8 @@ __global__ void __launch_bounds__(
   constexpr int V = kVec16<T>;
   using VecT = Vec<T, V>;
   constexpr bool kEarlyWeight =
-      !kReread && !kStreamAdd && !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>();
+      !kReread && !kStreamAdd && !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>() &&
+      !add_latency_late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   constexpr bool kGuardWeight = weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   static_assert(!kReread || (sizeof(T) == 4 && C == 4 && !kAdd && !kFewRows && kWarps == 32 &&
                              kFull && !kPrefetch && !kHalves),
@@ -1405,8 +1427,10 @@ constexpr bool fixed_warps_built(int warps) {
 
 // If the block has kWarps warps: launches the kFull build when the row fills
 // the block and one is built, else the checked fixed-count build if built.
-// go(kernel, late_weight): late_weight says whether that kernel loads its
-// weight after the reduction (late_weight_build).
+// go(kernel, late_weight): late_weight says whether that kernel is one of
+// late_weight_build's, which load the weight after the reduction and keep the
+// occupancy build past one block an SM (add_latency_late_weight_build's load it
+// late too, but are not counted: they keep the latency build there).
 // The fixed-warp-count kEvictLastX builds launch_fwd_single_pass can reach:
 // blocks of fewer than 1024 threads, of float32 rms_norm and of the fused add.
 // 16-bit rms_norm never reaches one: a C = 2 block past the L2 on sm_90 has an
@@ -1621,7 +1645,8 @@ PickedKernel picked_kernel(const Pick& pick) {
 // that kept their kernel moved (up to 2.6%). Two kinds of block were slower
 // so and keep the occupancy build:
 // - those that load the weight late (late_weight_build): float32 rms_norm
-//   512 x 4096 10% slower, 256 x 8192 3.7%;
+//   512 x 4096 10% slower, 256 x 8192 3.7% (not add_latency_late_weight_build's
+//   blocks, measured faster at 256 rows);
 // - one vector a thread (the caller's c >= 2; 16-bit hidden 2048): the fused
 //   add at 512 rows 1.8-3.3% slower.
 // Not for double (unmeasured). pick_latency(probe) runs the latency build's
