@@ -1,8 +1,8 @@
 # s60 call C (prepared in s59): v43's first whole sweeps (session 59 swept hidden 8192 only,
-# the one hidden v43 reaches), rotating, with every rival; JOBS (op:dtype:pattern ...) and
-# BUDGET as ../../2026-11-29-h200-v42-consumer-split/s57e.sh, WHEEL as s60b.sh. The norms in three dtypes are 6 sweeps of 2-3
-# minutes each: two calls (JOBS= the bf16 and fp16 ones, then the float32 ones and
-# silu_and_mul). Carry WHEEL (default .device/s59) and .whl.
+# the one hidden v43 reaches), rotating, with every rival. JOBS (op:dtype:pattern ...) and
+# BUDGET as ../../2026-11-29-h200-v42-consumer-split/s57e.sh, WHEEL as s60b.sh. The norms
+# in three dtypes are 6 sweeps of 2-3 minutes each: two calls (JOBS= the bf16 and fp16
+# ones, then the float32 ones and silu_and_mul). Carry WHEEL (default .device/s59) and .whl.
 set -u
 start=$(date +%s)
 R=$OUT/r; mkdir -p $R
