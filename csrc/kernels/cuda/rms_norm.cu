@@ -988,17 +988,27 @@ constexpr bool late_weight_build() {
 // issues them after x's and the residual's, still ahead of the block's barrier
 // (the weight is read-only), at 48 and 51 registers (float32 38 either way).
 // H200, the two builds taking turns in three call patterns, bits checked
-// (NOTES.md v43): 128 and 256 rows of hidden 8192 1.7-6.6% faster in 16-bit,
-// 0.9-1.7% in float32; the unchanged controls moved at most 0.5%. Unlike
-// late_weight_build's kernels this one keeps the latency build for a batch of
-// one wave of blocks past one an SM (latency_build_in_one_wave): 256 rows were
-// among the gains. Not the guarded 8-warp blocks (hidden 4096): there the late
-// weight (in the runtime-warp-count build) was 0.2-12.6% slower. Other warp
-// counts are unmeasured and keep the weight early.
+// (NOTES.md v43): 128 and 256 rows 1.7-6.6% faster in 16-bit, 128 rows 0.9-1.7%
+// in float32 (at 256 rows its 1024-thread blocks are past one wave); the
+// unchanged controls moved at most 0.5%. Unlike late_weight_build's kernels
+// this one keeps the latency build for a batch of one wave of blocks past one
+// an SM (latency_build_in_one_wave): 256 rows were among the gains. Not the
+// guarded 8-warp blocks (hidden 4096): there the late weight (in the
+// runtime-warp-count build) was 0.2-12.6% slower. Other warp counts are
+// unmeasured and keep the weight early. sm_90+ only: there 1-66 rows run as
+// clusters, and the measured 67-264 take this build; below sm_90 every row
+// count from 1 would, and v15 (H100, an older kernel, the same tensors) had the
+// late weight at the fused add's 16-bit hidden 8192 8-11% slower at 1-16 rows
+// (3-6% at 128). An H100 runs this sm_90 code, unmeasured since; so are sm_100
+// and sm_120.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
 constexpr bool add_latency_late_weight_build() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  return false;
+#else
   return kAdd && C == 2 && kFewRows && kFull &&
          ((sizeof(T) == 2 && kWarps == 16) || (sizeof(T) == 4 && kWarps == 32));
+#endif
 }
 
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
