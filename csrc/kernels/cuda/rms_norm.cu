@@ -995,12 +995,15 @@ constexpr bool late_weight_build() {
 // an SM (latency_build_in_one_wave): 256 rows were among the gains. Not the
 // guarded 8-warp blocks (hidden 4096): there the late weight (in the
 // runtime-warp-count build) was 0.2-12.6% slower. Other warp counts are
-// unmeasured and keep the weight early. sm_90+ only: there 1-66 rows run as
-// clusters, and the measured 67-264 take this build; below sm_90 every row
-// count from 1 would, and v15 (H100, an older kernel, the same tensors) had the
-// late weight at the fused add's 16-bit hidden 8192 8-11% slower at 1-16 rows
-// (3-6% at 128). An H100 runs this sm_90 code, unmeasured since; so are sm_100
-// and sm_120.
+// unmeasured and keep the weight early. sm_90+ only, where few rows run as
+// clusters: on a 132-SM H200 1-66 rows do, and this build takes 67-264 rows
+// (16-bit) or 67-132 (float32), measured at 128 and 256. Below sm_90 every
+// latency batch from 1 row would take it, and v15 (H100, an older kernel, the
+// same tensors) had the late weight at the fused add's 16-bit hidden 8192 8-11%
+// slower at 1-16 rows and 3-6% at 128. An H100 runs this sm_90 code, unmeasured
+// since (v15's loss at 128 rows is inside its range); so are sm_100 and sm_120,
+// and an sm_90 device whose clusters do not fit (a MIG slice). The value differs
+// between nvcc's host and device passes, so only device code may read it.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
 constexpr bool add_latency_late_weight_build() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
