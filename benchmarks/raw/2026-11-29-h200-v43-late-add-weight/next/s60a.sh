@@ -12,7 +12,8 @@
 # Plans probe the shipped kernels, so the plan and the bits are the shipped ones
 # (call_patterns checks the bits). The cases: rotating misses of v42 and v43 that run one of
 # those kernels, and a control that runs none (bf16 fused add 1536 x 4096: the noise between
-# identical settings). About 3 minutes. Carry .device/exp76 and .whl (else build it:
+# identical settings; float32 fused add 1024 x 2048 most likely takes the occupancy build held
+# to 32 registers, a second control for `few`). About 3 minutes. Carry .device/exp76 and .whl (else build it:
 # exp76.diff on the v43 commit, `FUSEDOPS_CUDA=1 FUSEDOPS_ABI=stable TORCH_CUDA_ARCH_LIST=9.0
 # pip wheel --no-build-isolation --no-deps -w .device/exp76 .` in a torch 2.14.1 environment).
 set -u
