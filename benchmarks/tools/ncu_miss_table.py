@@ -209,6 +209,14 @@ def summary(kernels: list[dict[str, str]]) -> dict[str, float | str | None]:
     return s
 
 
+def change_pct(new: float | str | None, base: float | str | None) -> float | None:
+    """new against base in percent (new / base - 1), or None where either time is missing
+    (a summary's time is a float only where the profile had it)."""
+    if isinstance(new, float) and isinstance(base, float) and base > 0:
+        return (new / base - 1) * 100
+    return None
+
+
 def split_calls(kernels: list[dict[str, str]]) -> list[list[dict[str, str]]]:
     """A run's kernels as its REPEAT calls, in order (each call launches as many)."""
     per_call = len(kernels) // REPEAT
@@ -349,9 +357,10 @@ def table(missed: dict, sources: list[Source], noise: float = 1.0) -> str:
             ours, theirs = prof[(rows, hidden, "fusedops")], prof[(rows, hidden, rival)]
             t_ours, t_theirs = ours["gpu__time_duration.sum"], theirs["gpu__time_duration.sum"]
             gap = "-"
-            if isinstance(t_ours, float) and isinstance(t_theirs, float) and t_theirs > 0:
-                gaps.append((t_ours / t_theirs - 1) * 100)
-                gap = f"{gaps[-1]:+.1f}%"
+            change = change_pct(t_ours, t_theirs)
+            if change is not None:
+                gaps.append(change)
+                gap = f"{change:+.1f}%"
             cells = [
                 " / ".join("-" if m[col] is None else fmt(m[col]) for m in (ours, theirs))
                 for col, _, fmt in METRICS
@@ -390,8 +399,9 @@ def spread(paths: list[Path]) -> str:
             first, second = (
                 summary(call)["gpu__time_duration.sum"] for call in split_calls(kernels)
             )
-            if isinstance(first, float) and isinstance(second, float) and first > 0:
-                moves.append(abs(second / first - 1) * 100)
+            change = change_pct(second, first)
+            if change is not None:
+                moves.append(abs(change))
     if not moves:
         raise SystemExit("no runs of two calls in " + ", ".join(map(str, paths)))
     moves.sort()
