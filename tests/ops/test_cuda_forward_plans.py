@@ -585,8 +585,8 @@ def test_few_rows_split_over_a_cluster_get_the_same_bits(dtype: torch.dtype, hid
 UNCHECKED_16_BIT = [  # (hidden, fused add, C, warps, unchecked)
     (2048, True, 1, 8, True),
     (4096, True, 2, 8, True),
-    (8192, True, 2, 16, True),
-    (16384, True, 2, 32, True),
+    (8192, True, 2, 16, True),  # the weight late on sm_90+ (add_latency_late_weight_build)
+    (16384, True, 2, 32, True),  # the same
     (2048, False, 1, 8, True),
     (4096, False, 2, 8, False),
     (8192, False, 2, 16, False),
