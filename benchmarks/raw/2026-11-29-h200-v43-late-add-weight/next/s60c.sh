@@ -15,7 +15,7 @@ for job in ${JOBS:-fused_add_rms_norm:bfloat16:rotating rms_norm:bfloat16:rotati
   left=$(( ${BUDGET:-560} - ($(date +%s) - start) ))
   [ $left -lt 60 ] && { echo "skipped $job (${left} s left)"; continue; }
   n=sweep-$op-$dtype-$pattern
-  timeout $left python benchmarks/gpu_sweep.py --csv $R/$n.csv --label v43 --pattern $pattern \
+  timeout $left python benchmarks/gpu_sweep.py --csv $R/$n.csv --label ${LABEL:-v43} --pattern $pattern \
     --ops $op --dtypes $dtype --impls fusedops,compile,compile-static,liger,copy > $R/$n.log 2>&1
   echo "sweep $job rc=$? at $(( $(date +%s) - start )) s, $(wc -l < $R/$n.log) lines"
 done
