@@ -4,7 +4,7 @@
         [--impls fusedops,compile,liger,copy[,compile-static]]
         [--ops rms_norm,fused_add_rms_norm,silu_and_mul[,silu_and_mul_backward]]
         [--label NAME] [--quick] [--rows 1,16,128] [--hidden 2048,4096] [--placements 3]
-        [--pattern same|rotating|consumer]
+        [--pattern same|rotating|consumer] [--warm-up 0]
 
 For every dtype, rows in 1 ... 65536 (ROWS) and hidden in 2048 ... 16384, each
 implementation is captured into a CUDA graph (up to 64 calls on the same
@@ -39,6 +39,11 @@ counts the op's bytes over the pair's time). On the same tensors, a change that 
 the outputs in the L2 for the next call's writes looks faster than it is in a model:
 v40's streamed loads won 2.0-4.3% there and lost 1.3-2.9% rotating (benchmarks/NOTES.md
 v41).
+
+--warm-up N (default 0) times and drops N graphs of a small copy before the first shape:
+the first two or so graphs a process times ran fast on an H200 (NOTES.md v44), which made
+the first shape of a sweep of one impl fast (up to 0.36 µs at 1 row); beside rivals the
+impls take turns and no shape's median held more than one of them.
 
 Implementations: fusedops; torch.compile of the same math in float32
 (manual_rms_norm, and for the fused add the unfused `x + r` then the norm),
@@ -309,6 +314,18 @@ def captured(fn: Callable[[], object], calls: int, reset_l2: bool = True) -> tor
     return graph
 
 
+def warm_up(graphs: int) -> None:
+    """Times and drops `graphs` graphs of a small copy. The first two or so graphs a
+    process times ran fast on an H200 (NOTES.md v44): bf16 rms_norm 1 x 4096 at 1.43 µs
+    as the first shape, 1.79 µs again later in the same process, the SM clock at 1980 MHz
+    throughout. A sweep of one impl took its first shape's median from them; beside
+    rivals the impls take turns and no median held more than one."""
+    src = torch.zeros(1 << 12, device="cuda")
+    out = torch.empty_like(src)
+    for _ in range(graphs):
+        graph_us(lambda: out.copy_(src), 64)
+
+
 def graph_us(fn: Callable[[], object], calls: int, reset_l2: bool = True) -> float:
     """Microseconds per call of fn, `calls` calls captured in one graph and
     replayed (reset_l2: as captured())."""
@@ -430,6 +447,7 @@ def time_shape(
 def sweep(args, meta: dict[str, str], writer, flush: Callable[[], None] = lambda: None) -> None:
     """Every shape's rows, flushed after each shape: a sweep cut by a timeout keeps them."""
     lg = liger_ops() if "liger" in args.impls else None
+    warm_up(args.warm_up)
     rows_list = args.rows or ((1, 128, 16384) if args.quick else ROWS)
     hidden_list = args.hidden or ((4096, 16384) if args.quick else HIDDEN)
     rng = random.Random(0)
@@ -517,9 +535,18 @@ def main(argv: list[str] | None = None) -> int:
         help="same tensors every call (default), rotating input sets, or rotating with a "
         "consumer of each output",
     )
+    parser.add_argument(
+        "--warm-up",
+        type=int,
+        default=0,
+        help="graphs of a small copy timed and dropped before the first shape (the first "
+        "graphs a process times can run fast)",
+    )
     args = parser.parse_args(argv)
     if args.placements < 1:
         parser.error(f"--placements must be at least 1, not {args.placements}")
+    if args.warm_up < 0:
+        parser.error(f"--warm-up must be 0 or more, not {args.warm_up}")
     try:
         args.rows = tuple(int(v) for v in args.rows.split(",")) if args.rows else None
         args.hidden = tuple(int(v) for v in args.hidden.split(",")) if args.hidden else None

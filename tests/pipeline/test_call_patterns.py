@@ -358,3 +358,21 @@ def test_the_placement_probe_times_each_placement_in_the_pattern(
     rows = out.read_text().splitlines()
     assert len(rows) == 3 and rows[0].split(",")[4] == "pattern"
     assert all(r.split(",")[4] == pattern for r in rows[1:])
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--warm-up", "-1", "--warm-up must be 0 or more, not -1"),
+        ("--placements", "0", "--placements must be at least 1, not 0"),
+    ],
+)
+def test_sweep_counts_below_their_floor_are_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, message: str
+) -> None:
+    out = tmp_path / "out.csv"
+    with pytest.raises(SystemExit) as e:
+        gpu_sweep.main(["--csv", str(out), flag, value])
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
