@@ -1,6 +1,7 @@
 # s60 call C (prepared in s59): v43's first whole sweeps (session 59 swept hidden 8192 only,
 # the one hidden v43 reaches), rotating, with every rival. JOBS (op:dtype:pattern ...) and
-# BUDGET as ../../2026-11-29-h200-v42-consumer-split/s57e.sh, WHEEL as s60b.sh. The norms
+# BUDGET as ../../2026-11-29-h200-v42-consumer-split/s57e.sh, WHEEL as s60b.sh, LABEL the
+# CSVs' label (default v43; session 60 ran it as call 6 on v44's wheel, LABEL=v44). The norms
 # in three dtypes are 6 sweeps of 2-3 minutes each: two calls (JOBS= the bf16 and fp16
 # ones, then the float32 ones and silu_and_mul). Carry WHEEL (default .device/s59) and .whl.
 set -u
