@@ -982,39 +982,37 @@ constexpr bool late_weight_build() {
 }
 
 // The fused add's latency blocks of full rows at 2 vectors a thread that load
-// their weight late as well: 16 warps in 16-bit (hidden 8192) and 32 in float32
-// (hidden 8192) since v43, 32 in 16-bit (hidden 16384) since v44. v43's story
-// first; v44's follows. Loaded with x, the weight's loads issued first and were
-// held across the reduction (bf16 59 registers, fp16 58); loaded late, ptxas
-// issues them after x's and the residual's, still ahead of the block's barrier
-// (the weight is read-only), at 48 and 51 registers (float32 38 either way).
-// H200, the two builds taking turns in three call patterns, bits checked
-// (NOTES.md v43): 128 and 256 rows 1.7-6.6% faster in 16-bit, 128 rows 0.9-1.7%
-// in float32 (at 256 rows its 1024-thread blocks are past one wave); the
-// unchanged controls moved at most 0.5%. Unlike late_weight_build's kernels
-// this one keeps the latency build for a batch of one wave of blocks past one
-// an SM (latency_build_in_one_wave): 256 rows were among the gains. Not the
-// guarded 8-warp blocks (hidden 4096): there the late weight (in the
-// runtime-warp-count build) was 0.2-12.6% slower. Other warp counts keep the
-// weight early (v44, below). sm_90+ only, where few rows run as
-// clusters: on a 132-SM H200 1-66 rows do, and this build takes 67-264 rows
-// (16-bit) or 67-132 (float32), measured at 128 and 256. Below sm_90 every
-// latency batch from 1 row would take it, and v15 (H100, an older kernel, the
-// same tensors) had the late weight at the fused add's 16-bit hidden 8192 8-11%
+// their weight late as well, on sm_90+: 16-bit at 16 and 32 warps (hidden 8192
+// and 16384), float32 at 32 (hidden 8192). Loaded with x, the weight's loads
+// issued first and were held across the reduction (16-bit: 58-59 registers on
+// sm_90); loaded late, ptxas issues them after x's and the residual's, still
+// ahead of the block's barrier (the weight is read-only), at 48-51 registers
+// (float32 38 either way). Unlike late_weight_build's kernels these keep the
+// latency build for a batch of one wave of blocks past one an SM
+// (latency_build_in_one_wave): 256 rows of 8192 were among the gains.
+// - v43 (NOTES.md v43), hidden 8192 on an H200, the two builds taking turns in
+//   three call patterns, bits checked: 128 and 256 rows 1.7-6.6% faster in
+//   16-bit, 128 rows 0.9-1.7% in float32 (at 256 rows its 1024-thread blocks are
+//   past one wave); the unchanged controls moved at most 0.5%.
+// - v44 (NOTES.md v44), the 16-bit 32-warp blocks, the same way at 72, 96, 128
+//   and 132 rows (24 cells, 27 measurements): faster in all, by 0.1-3.3% in bf16
+//   and 1.1-4.5% in fp16, 25 by more than 1%; the controls moved at most 0.5%.
+// - Kept early: the guarded 8-warp blocks (hidden 4096: the late weight, in the
+//   runtime-warp-count build, 0.2-12.6% slower, v43); float32 at 8 and 16 warps
+//   (hidden 2048-4096), a trade (v44: 2.8-2.9% slower on the same tensors,
+//   0.4-1.2% faster rotating and 0.6-0.9% with a consumer). Outside this rule,
+//   v44 found the cluster kernel 5-39% slower with the weight late, and
+//   rms_norm's latency blocks mixed (bf16 512 x 4096 1.9-3.9% slower; at
+//   128 x 16384 fp16 1.5-2.5% faster, float32 -1.4 to +0.6%, bf16 -0.9 to
+//   +2.0%: left for a measurement of their own).
+// sm_90+ only, where few rows run as clusters: on a 132-SM H200 1-66 rows do,
+// and these blocks take 67-264 rows (16-bit 8192), 67-132 (16-bit 16384, where
+// the wave-and-tail split takes more; float32 8192). Below sm_90 every latency
+// batch from 1 row would take them, and v15 (H100, an older kernel, the same
+// tensors) had the late weight at the fused add's 16-bit hidden 8192 8-11%
 // slower at 1-16 rows and 3-6% at 128. An H100 runs this sm_90 code, unmeasured
 // since (v15's loss at 128 rows is inside its range); so are sm_100 and sm_120,
-// and an sm_90 device whose clusters do not fit (a MIG slice).
-// v44, the 16-bit 32-warp blocks (hidden 16384; on an H200 67-132 rows, as
-// clusters take fewer and the wave-and-tail split more): the same switch in
-// three call patterns at 72, 96, 128 and 132 rows, bf16 and fp16, bits checked
-// (NOTES.md v44): faster in all 27 cells, by 0.1-3.3% in bf16 and 1.1-4.5% in
-// fp16 (25 of them by more than 1%); the unchanged controls moved at most 0.5%.
-// Measured not to gain, and kept early (NOTES.md v44): the guarded 8-warp
-// blocks; float32 at 8 and 16 warps (hidden 2048-4096: 2.8-2.9% slower on the
-// same tensors, 0.4-1.2% faster rotating); rms_norm's latency blocks (bf16
-// 512 x 4096 1.9-3.9% slower, 128 x 16384 up to 2.0%; fp16 128 x 16384 1.5-2.5%
-// faster and float32 -1.4 to +0.6%, left for a measurement of their own); the
-// cluster kernel (5-39% slower at the 15 cells that ran it). The value differs
+// and an sm_90 device whose clusters do not fit (a MIG slice). The value differs
 // between nvcc's host and device passes, so only device code may read it.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
 constexpr bool add_latency_late_weight_build() {
