@@ -103,18 +103,26 @@ def misses(
     rivals: the implementations that count (None: every one but fusedops and the copy)."""
     out: dict[tuple[str, str], list[tuple[int, int, str, float]]] = defaultdict(list)
     for (op, dtype, rows, hidden), t in sorted(times.items()):
-        # Every rival in the sweep (gpu_sweep.py's opt-in compile-static too); the copy
-        # is the ceiling, not a rival.
-        others = {
-            i: us for i, us in t.items() if i not in NOT_RIVALS and (rivals is None or i in rivals)
-        }
-        if "fusedops" not in t or not others:
-            continue
-        rival = min(others, key=others.get)
-        behind = 100 * (t["fusedops"] / others[rival] - 1)
-        if behind > margin:
-            out[(op, dtype)].append((rows, hidden, rival, behind))
+        gap = behind_fastest_rival(t, rivals)
+        if gap is not None and gap[1] > margin:
+            out[(op, dtype)].append((rows, hidden, *gap))
     return out
+
+
+def behind_fastest_rival(
+    times: dict[str, float], rivals: tuple[str, ...] | None = None
+) -> tuple[str, float] | None:
+    """(the fastest rival, percent fusedops trails it; negative: ahead) at one shape, or
+    None without fusedops or a rival. rivals: as misses()."""
+    # Every rival in the sweep (gpu_sweep.py's opt-in compile-static too); the copy is
+    # the ceiling, not a rival.
+    others = {
+        i: us for i, us in times.items() if i not in NOT_RIVALS and (rivals is None or i in rivals)
+    }
+    if "fusedops" not in times or not others:
+        return None
+    rival = min(others, key=others.get)
+    return rival, 100 * (times["fusedops"] / others[rival] - 1)
 
 
 # ncu picks a unit per column (the CSV's second row): times become µs, counts
