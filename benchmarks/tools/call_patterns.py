@@ -20,7 +20,8 @@ runs as a setting has turns, the fastest kept.
         --settings 'plain=FUSEDOPS_EXP_X=0;new=FUSEDOPS_EXP_X=1' --impls compile-static,liger
 
 --settings NAME=VAR=VALUE,VAR=VALUE;NAME=... (a name with no switches, `base=`, is the
-wheel as it is; the first setting is the baseline). The CSV has one row per case, pattern
+wheel as it is; the first setting is the baseline). --warm-up N drops N graphs before the
+first case, as gpu_sweep.py's. The CSV has one row per case, pattern
 and implementation. For the GPU machine; the argument parsing and the patterns' call
 order are tested on the CPU (tests/pipeline/test_call_patterns.py).
 """
@@ -106,16 +107,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--settings", type=parse_settings, default="base=")
     p.add_argument("--sets", type=int, default=4, help="input sets the rotating patterns take")
     p.add_argument("--rounds", type=int, default=2, help="rounds of the settings' turns")
+    p.add_argument(
+        "--warm-up",
+        type=int,
+        default=0,
+        help="graphs timed and dropped before the first case (gpu_sweep.py --warm-up)",
+    )
     args = p.parse_args(argv)
     rivals = [i for i in choices(p, "--impls", args.impls, KNOWN_IMPLS) if i != "fusedops"]
     if args.sets < 2:
         p.error("--sets must be at least 2: rotating needs more than one set")
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
+    if args.warm_up < 0:
+        p.error(f"--warm-up must be 0 or more, not {args.warm_up}")
     if clash := sorted(set(args.settings) & {"fusedops", *rivals}):
         p.error(f"--settings: {', '.join(clash)} is an implementation's name; rename the setting")
 
-    from gpu_sweep import liger_ops
+    from gpu_sweep import liger_ops, warm_up
     from inprocess_ab import turn_order
 
     order = turn_order(args.settings, args.rounds)
@@ -125,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.csv, "w", newline="") as out:
         writer = csv.writer(out)
         writer.writerow(["op", "dtype", "rows", "hidden", "pattern", "impl", "us"])
+        warm_up(args.warm_up)
         for case in args.cases:
             time_case(writer, case, args.settings, order, rivals, lg, args.sets)
             out.flush()

@@ -39,6 +39,7 @@ def test_settings_are_read_with_their_switches() -> None:
         (["--impls", "compile-statc"], "unknown --impls compile-statc"),
         (["--sets", "1"], "--sets must be at least 2"),
         (["--rounds", "0"], "--rounds must be at least 1"),
+        (["--warm-up", "-1"], "--warm-up must be 0 or more, not -1"),
         (["--settings", "base=;compile-static=A=1"], "compile-static is an implementation's"),
     ],
 )
@@ -376,3 +377,43 @@ def test_sweep_counts_below_their_floor_are_usage_errors(
     assert e.value.code == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_sweep_warms_up_once_before_its_first_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """sweep() drops --warm-up graphs before the first shape is timed, and never again
+    (the timing itself needs a GPU: warm_up and time_shape are stood in for)."""
+    import argparse
+
+    log: list[str] = []
+    monkeypatch.setattr(gpu_sweep, "warm_up", lambda graphs: log.append(f"warm-up {graphs}"))
+
+    def time_shape(op, rows, hidden, dtype, impls, lg, placements, rng, first, pattern):
+        log.append(f"{op} {rows}x{hidden}")
+        return {"fusedops": 1.0}, (torch.zeros(rows, hidden, dtype=dtype),)
+
+    monkeypatch.setattr(gpu_sweep, "time_shape", time_shape)
+    args = argparse.Namespace(
+        impls=["fusedops"],
+        warm_up=3,
+        rows=(1, 16),
+        hidden=(4096,),
+        quick=False,
+        dtypes=["bfloat16"],
+        ops=["rms_norm", "fused_add_rms_norm"],
+        placements=1,
+        pattern="rotating",
+    )
+    rows: list[dict[str, object]] = []
+
+    class Writer:
+        writerow = rows.append
+
+    gpu_sweep.sweep(args, {}, Writer())
+    assert log == [
+        "warm-up 3",
+        "rms_norm 1x4096",
+        "rms_norm 16x4096",
+        "fused_add_rms_norm 1x4096",
+        "fused_add_rms_norm 16x4096",
+    ]
+    assert len(rows) == 4
