@@ -94,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         never = [r for r in rivals if r in NOT_RIVALS]
         if never:
             parser.error(f"--rivals {args.rivals}: {', '.join(never)} is never a rival")
-    sweep_times([*args.old, *args.new])  # refuses sweeps of two call patterns
-    old, new = sweep_times(args.old), sweep_times(args.new)
+    patterns: dict[str, Path] = {}  # shared: the two sides must be of one call pattern
+    old, new = sweep_times(args.old, patterns), sweep_times(args.new, patterns)
     if rivals is not None:
         timed = {impl for t in [*old.values(), *new.values()] for impl in t}
         absent = [r for r in rivals if r not in timed]

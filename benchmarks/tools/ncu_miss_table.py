@@ -71,12 +71,16 @@ STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
 
 
-def sweep_times(paths: list[Path]) -> dict[tuple[str, str, int, int], dict[str, float]]:
+def sweep_times(
+    paths: list[Path], seen: dict[str, Path] | None = None
+) -> dict[tuple[str, str, int, int], dict[str, float]]:
     """(op, dtype, rows, hidden) -> impl -> fastest µs over the files, which must share
     one call pattern (gpu_sweep.py --pattern; a CSV without the column is `same`): a
-    consumer pattern's times include the next op's read and are no run of the others."""
+    consumer pattern's times include the next op's read and are no run of the others.
+    seen: {pattern: a file of it} from an earlier call, whose pattern these must share
+    too (filled in here)."""
     best: dict[tuple[str, str, int, int], dict[str, float]] = defaultdict(dict)
-    seen: dict[str, Path] = {}
+    seen = {} if seen is None else seen
     for path in paths:
         with path.open(newline="") as f:
             for row in csv.DictReader(f):

@@ -11,8 +11,8 @@ one for more rows (occupancy); both must give the same bits. A batch of more
 rows than SMs whose latency blocks all fit on the GPU at once takes the latency
 build too, unless its block has 1 vector a thread or loads the weight late as
 float32 rms_norm's and the fused add's 4-vector blocks do (the fused add's
-2-vector latency blocks of 16 warps in 16-bit and 32 in float32 load it late on
-sm_90+ and keep the latency build).
+2-vector latency blocks of 16 and 32 warps in 16-bit and 32 in float32 load it
+late on sm_90+ and keep the latency build).
 float32 rows of 2 or 4 vectors a thread that fill a block of 8, 16 or 32 warps exactly
 (power-of-two hidden 2048-16384) take a build without bounds checks, and so
 do 16-bit rows that fill their block in the latency build for the fused add at
@@ -656,10 +656,10 @@ def test_fused_add_residual_is_torchs_sum_for_every_bit_pattern(
 # takes the latency build (kFewRows), except blocks of 1 vector a thread and
 # those of late_weight_build, which measured slower so
 # (latency_build_in_one_wave; the fused add's 2-vector late-weight blocks, of
-# add_latency_late_weight_build on sm_90+, keep it). Past one wave: the occupancy build. Twice the
-# SMs is one wave for the blocks below: 2 blocks of up to 512 threads fit an SM
-# on every arch the wheel targets at up to 64 registers, which their latency
-# builds use at most (the 1024-thread launch bound, or ptxas's choice under the
+# add_latency_late_weight_build on sm_90+, keep it). Past one wave: the
+# occupancy build. Twice the SMs is one wave for the blocks below: 2 blocks of
+# up to 512 threads fit an SM on every arch the wheel targets at up to 64
+# registers, which their latency builds use at most (the 1024-thread launch bound, or ptxas's choice under the
 # 256-thread bound of the weight-guarded 8-warp builds, CUDA 13.0).
 ONE_WAVE = [  # (dtype, hidden, fused add, latency build at twice the SMs)
     (torch.bfloat16, 4096, False, True),  # C = 2, 8 warps
