@@ -4,7 +4,7 @@
         [--impls fusedops,compile,liger,copy[,compile-static]]
         [--ops rms_norm,fused_add_rms_norm,silu_and_mul[,silu_and_mul_backward]]
         [--label NAME] [--quick] [--rows 1,16,128] [--hidden 2048,4096] [--placements 3]
-        [--pattern same|rotating|consumer] [--warm-up 0]
+        [--pattern same|rotating|consumer] [--warm-up 3]
 
 For every dtype, rows in 1 ... 65536 (ROWS) and hidden in 2048 ... 16384, each
 implementation is captured into a CUDA graph (up to 64 calls on the same
@@ -40,10 +40,11 @@ the outputs in the L2 for the next call's writes looks faster than it is in a mo
 v40's streamed loads won 2.0-4.3% there and lost 1.3-2.9% rotating (benchmarks/NOTES.md
 v41).
 
---warm-up N (default 0) times and drops N graphs of a small copy before the first shape:
+--warm-up N (default 3) times and drops N graphs of a small copy before the first shape:
 the first two or so graphs a process times ran fast on an H200 (NOTES.md v44), which made
 the first shape of a sweep of one impl fast (up to 0.36 µs at 1 row); beside rivals the
-impls take turns and no shape's median held more than one of them.
+impls take turns and no shape's median held more than one of them. With 3, that first
+shape ran at its later time in every run (NOTES.md v45); 0 times as before v45.
 
 Implementations: fusedops; torch.compile of the same math in float32
 (manual_rms_norm, and for the fused add the unfused `x + r` then the norm),
@@ -544,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--warm-up",
         type=int,
-        default=0,
+        default=3,
         help="graphs of a small copy timed and dropped before the first shape (the first "
         "graphs a process times can run fast)",
     )

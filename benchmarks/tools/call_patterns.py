@@ -20,8 +20,8 @@ runs as a setting has turns, the fastest kept.
         --settings 'plain=FUSEDOPS_EXP_X=0;new=FUSEDOPS_EXP_X=1' --impls compile-static,liger
 
 --settings NAME=VAR=VALUE,VAR=VALUE;NAME=... (a name with no switches, `base=`, is the
-wheel as it is; the first setting is the baseline). --warm-up N drops N graphs before the
-first case, as gpu_sweep.py's. The CSV has one row per case, pattern
+wheel as it is; the first setting is the baseline). --warm-up N (default 3) drops N graphs
+before the first case, as gpu_sweep.py's. The CSV has one row per case, pattern
 and implementation. For the GPU machine; the argument parsing and the patterns' call
 order are tested on the CPU (tests/pipeline/test_call_patterns.py).
 """
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--warm-up",
         type=int,
-        default=0,
+        default=3,
         help="graphs timed and dropped before the first case (gpu_sweep.py --warm-up)",
     )
     args = p.parse_args(argv)

@@ -585,7 +585,7 @@ def test_few_rows_split_over_a_cluster_get_the_same_bits(dtype: torch.dtype, hid
 UNCHECKED_16_BIT = [  # (hidden, fused add, C, warps, unchecked)
     (2048, True, 1, 8, True),
     (4096, True, 2, 8, True),
-    (8192, True, 2, 16, True),  # the weight late on sm_90+ (add_latency_late_weight_build)
+    (8192, True, 2, 16, True),  # the weight late on sm_90+ (latency_late_weight_build)
     (16384, True, 2, 32, True),  # the same
     (2048, False, 1, 8, True),
     (4096, False, 2, 8, False),
@@ -656,7 +656,7 @@ def test_fused_add_residual_is_torchs_sum_for_every_bit_pattern(
 # takes the latency build (kFewRows), except blocks of 1 vector a thread and
 # those of late_weight_build, which measured slower so
 # (latency_build_in_one_wave; the fused add's 2-vector late-weight blocks, of
-# add_latency_late_weight_build on sm_90+, keep it). Past one wave: the
+# latency_late_weight_build on sm_90+, keep it). Past one wave: the
 # occupancy build. Twice the SMs is one wave for the blocks below: 2 blocks of
 # up to 512 threads fit an SM on every arch the wheel targets at up to 64
 # registers, which their latency builds use at most (the 1024-thread launch bound, or ptxas's choice under the

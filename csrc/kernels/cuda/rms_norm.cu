@@ -6,7 +6,7 @@
 // v7, "single-pass" (the forward of both ops for 16-byte aligned rows of up
 // to 4096 vectors: bf16/fp16 hidden <= 32768, fp32 <= 16384; the double
 // fused add to 2048 vectors): one block per row, every thread issues all its loads, the
-// weight's too (but see late_weight_build and add_latency_late_weight_build),
+// weight's too (but see late_weight_build and latency_late_weight_build),
 // before the reduction, so a row
 // costs one memory round trip.
 // v8 shortened its per-row latency path (a tree sum, the mean by a
@@ -981,46 +981,66 @@ constexpr bool late_weight_build() {
   return sizeof(T) == 4 && C == 4 && kFewRows && kFull && (kWarps == 8 || kWarps == 16);
 }
 
-// The fused add's latency blocks of full rows at 2 vectors a thread that load
-// their weight late as well, on sm_90+: 16-bit at 16 and 32 warps (hidden 8192
-// and 16384), float32 at 32 (hidden 8192). Loaded with x, the weight's loads
-// issued first and were held across the reduction (16-bit: 58-59 registers on
-// sm_90); loaded late, ptxas issues them after x's and the residual's, still
-// ahead of the block's barrier (the weight is read-only), at 48-51 registers
-// (float32 38 either way). Unlike late_weight_build's kernels these keep the
-// latency build for a batch of one wave of blocks past one an SM
-// (latency_build_in_one_wave): 256 rows of 8192 were among the gains.
-// - v43 (NOTES.md v43), hidden 8192 on an H200, the two builds taking turns in
-//   three call patterns, bits checked: 128 and 256 rows 1.7-6.6% faster in
-//   16-bit, 128 rows 0.9-1.7% in float32 (at 256 rows its 1024-thread blocks are
-//   past one wave); the unchanged controls moved at most 0.5%.
-// - v44 (NOTES.md v44), the 16-bit 32-warp blocks, the same way at 72, 96, 128
-//   and 132 rows (24 cells, 27 measurements): faster in all, by 0.1-3.3% in bf16
-//   and 1.1-4.5% in fp16, 25 by more than 1%; the controls moved at most 0.5%.
+// The latency blocks of full rows that load their weight late as well, on
+// sm_90+:
+// - the fused add at 2 vectors a thread: 16-bit at 16 and 32 warps (hidden 8192
+//   and 16384), float32 at 32 (hidden 8192). Loaded with x, the weight's loads
+//   issued first and were held across the reduction (16-bit: 58-59 registers
+//   on sm_90); loaded late, ptxas issues them after x's and the residual's,
+//   still ahead of the block's barrier (the weight is read-only), at 48-51
+//   registers (float32 38 either way);
+// - rms_norm's 32-warp blocks (hidden 16384) in fp16 and float32, not bf16
+//   (sm_90 registers: fp16 56 -> 45, float32 55 -> 63).
+// Unlike late_weight_build's kernels these keep the latency build for a batch
+// of one wave of blocks past one an SM (latency_build_in_one_wave): 256 rows of
+// 8192 were among the fused add's gains. Each measured on an H200, the two
+// builds taking turns in three call patterns (same tensors, rotating, with a
+// consumer), bits checked:
+// - v43 (NOTES.md v43), the fused add at hidden 8192: 128 and 256 rows 1.7-6.6%
+//   faster in 16-bit, 128 rows 0.9-1.7% in float32 (at 256 rows its
+//   1024-thread blocks are past one wave); the unchanged controls moved at most
+//   0.5%.
+// - v44 (NOTES.md v44), the fused add's 16-bit 32-warp blocks at 72, 96, 128
+//   and 132 rows (24 cells, 27 measurements): faster in all, by 0.1-3.3% in
+//   bf16 and 1.1-4.5% in fp16, 25 by more than 1%; the controls moved at most
+//   0.5%.
+// - v45 (NOTES.md v45), rms_norm's 32-warp blocks at the same rows (exp77, two
+//   rounds): fp16 0.1-2.8% faster in all 12 cells (against Liger, from up to
+//   3.4% behind to at most 1.5%); float32 0.1-4.6% faster rotating and with a
+//   consumer, 0.0-0.5% slower on the same tensors; bf16 slower in 11 of 12
+//   cells, by up to 2.8%, so it keeps the weight early. The controls moved at
+//   most 0.5%. In whole sweeps of hidden 16384 beside v44's: 128 rows fp16
+//   1.7-2.9% faster, float32 1.4-1.6% rotating and 0.8% slower on the same
+//   tensors, where the unchanged rows moved -1.6 to +0.9%.
 // - Kept early: the guarded 8-warp blocks (hidden 4096: the late weight, in the
-//   runtime-warp-count build, 0.2-12.6% slower, v43); float32 at 8 and 16 warps
-//   (hidden 2048-4096), a trade (v44: 2.8-2.9% slower on the same tensors,
-//   0.4-1.2% faster rotating and 0.6-0.9% with a consumer). Outside this rule,
-//   v44 found the cluster kernel 5-39% slower with the weight late, and
-//   rms_norm's latency blocks mixed (bf16 512 x 4096 1.9-3.9% slower; at
-//   128 x 16384 fp16 1.5-2.5% faster, float32 -1.4 to +0.6%, bf16 -0.9 to
-//   +2.0%: left for a measurement of their own).
+//   runtime-warp-count build, 0.2-12.6% slower, v43); the fused add's float32
+//   at 8 and 16 warps (hidden 2048-4096), a trade (v44: 2.8-2.9% slower on the
+//   same tensors, 0.4-1.2% faster rotating and 0.6-0.9% with a consumer);
+//   rms_norm's other latency blocks (bf16 512 x 4096 1.9-3.9% slower, v44).
+//   Outside this rule, v44 found the cluster kernel 5-39% slower with the
+//   weight late.
 // sm_90+ only, where few rows run as clusters: on a 132-SM H200 1-66 rows do,
-// and these blocks take 67-264 rows (16-bit 8192), 67-132 (16-bit 16384, where
-// the wave-and-tail split takes more; float32 8192). Below sm_90 every latency
-// batch from 1 row would take them, and v15 (H100, an older kernel, the same
-// tensors) had the late weight at the fused add's 16-bit hidden 8192 8-11%
-// slower at 1-16 rows and 3-6% at 128. An H100 runs this sm_90 code, unmeasured
-// since (v15's loss at 128 rows is inside its range); so are sm_100 and sm_120,
-// and an sm_90 device whose clusters do not fit (a MIG slice). The value differs
-// between nvcc's host and device passes, so only device code may read it.
+// and these blocks take 67-264 rows (the fused add's 16-bit 8192), 67-132 (the
+// 1024-thread blocks: 16384, and the fused add's float32 8192). Below sm_90
+// every latency batch from 1 row would take them, and v15 (H100, an older
+// kernel, the same tensors) had the late weight at the fused add's 16-bit
+// hidden 8192 8-11% slower at 1-16 rows and 3-6% at 128. An H100 runs this
+// sm_90 code, unmeasured since (v15's loss at 128 rows is inside its range); so
+// are sm_100 and sm_120, and an sm_90 device whose clusters do not fit (a MIG
+// slice). The value differs between nvcc's host and device passes, so only
+// device code may read it.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
-constexpr bool add_latency_late_weight_build() {
+constexpr bool latency_late_weight_build() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   return false;
 #else
-  return kAdd && C == 2 && kFewRows && kFull &&
-         ((sizeof(T) == 2 && (kWarps == 16 || kWarps == 32)) || (sizeof(T) == 4 && kWarps == 32));
+  if (!kFewRows || !kFull) return false;
+  if (kAdd) {
+    return C == 2 &&
+           ((sizeof(T) == 2 && (kWarps == 16 || kWarps == 32)) || (sizeof(T) == 4 && kWarps == 32));
+  }
+  return kWarps == 32 &&
+         ((std::is_same_v<T, __half> && C == 2) || (std::is_same_v<T, float> && C == 4));
 #endif
 }
 
@@ -1073,9 +1093,9 @@ __global__ void __launch_bounds__(
   using A = typename Acc<T>::type;
   constexpr int V = kVec16<T>;
   using VecT = Vec<T, V>;
-  constexpr bool kEarlyWeight =
-      !kReread && !kStreamAdd && !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>() &&
-      !add_latency_late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>();
+  constexpr bool kEarlyWeight = !kReread && !kStreamAdd &&
+                                !late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>() &&
+                                !latency_late_weight_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   constexpr bool kGuardWeight = weight_guarded_build<T, C, kAdd, kFewRows, kWarps, kFull>();
   static_assert(!kReread || (sizeof(T) == 4 && C == 4 && !kAdd && !kFewRows && kWarps == 32 &&
                              kFull && !kPrefetch && !kHalves),
@@ -1452,7 +1472,7 @@ constexpr bool fixed_warps_built(int warps) {
 // the block and one is built, else the checked fixed-count build if built.
 // go(kernel, late_weight): late_weight says whether that kernel is one of
 // late_weight_build's, which load the weight after the reduction and keep the
-// occupancy build past one block an SM (add_latency_late_weight_build's load it
+// occupancy build past one block an SM (latency_late_weight_build's load it
 // late too, but are not counted: they keep the latency build there).
 // The fixed-warp-count kEvictLastX builds launch_fwd_single_pass can reach:
 // blocks of fewer than 1024 threads, of float32 rms_norm and of the fused add.
@@ -1668,7 +1688,7 @@ PickedKernel picked_kernel(const Pick& pick) {
 // that kept their kernel moved (up to 2.6%). Two kinds of block were slower
 // so and keep the occupancy build:
 // - those that load the weight late (late_weight_build): float32 rms_norm
-//   512 x 4096 10% slower, 256 x 8192 3.7% (not add_latency_late_weight_build's
+//   512 x 4096 10% slower, 256 x 8192 3.7% (not latency_late_weight_build's
 //   blocks, measured faster at 256 rows);
 // - one vector a thread (the caller's c >= 2; 16-bit hidden 2048): the fused
 //   add at 512 rows 1.8-3.3% slower.
