@@ -43,8 +43,10 @@ v41).
 --warm-up N (default 3) times and drops N graphs of a small copy before the first shape:
 the first two or so graphs a process times ran fast on an H200 (NOTES.md v44), which made
 the first shape of a sweep of one impl fast (up to 0.36 µs at 1 row); beside rivals the
-impls take turns and no shape's median held more than one of them. With 3, that first
-shape ran at its later time in both runs that had it (NOTES.md v45); 0 times as before v45.
+impls take turns and no shape's median held more than one of them. With 3, the first
+shape ran at its later time (NOTES.md v45: 1 x 4096 alone, and six sweeps of ours alone
+whose first shape was within 0.9% of the same shape beside rivals); `--warm-up 0` times as
+before v45.
 
 Implementations: fusedops; torch.compile of the same math in float32
 (manual_rms_norm, and for the fused add the unfused `x + r` then the norm),

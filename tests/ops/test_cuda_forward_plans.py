@@ -10,9 +10,11 @@ The single-pass kernel has a build for at most one row per SM (latency) and
 one for more rows (occupancy); both must give the same bits. A batch of more
 rows than SMs whose latency blocks all fit on the GPU at once takes the latency
 build too, unless its block has 1 vector a thread or loads the weight late as
-float32 rms_norm's and the fused add's 4-vector blocks do (the fused add's
-2-vector latency blocks of 16 and 32 warps in 16-bit and 32 in float32 load it
-late on sm_90+ and keep the latency build).
+float32 rms_norm's 8- and 16-warp blocks and the fused add's 4-vector blocks do
+(the fused add's 2-vector latency blocks of 16 and 32 warps in 16-bit and 32 in
+float32 load it late on sm_90+ and keep the latency build; so do rms_norm's
+32-warp ones in fp16 and float32, which fit one an SM and so never run past the
+SM count).
 float32 rows of 2 or 4 vectors a thread that fill a block of 8, 16 or 32 warps exactly
 (power-of-two hidden 2048-16384) take a build without bounds checks, and so
 do 16-bit rows that fill their block in the latency build for the fused add at
@@ -150,7 +152,7 @@ SAME_BITS = [
     (torch.float32, 4096),
     (torch.float32, 4100),  # rms_norm C=4 with 9 warps; fused add C=2
     (torch.float32, 8192),
-    (torch.float32, 16384),  # C=4, 32 warps (fused add with the late weight)
+    (torch.float32, 16384),  # C=4, 32 warps (the weight late: fused add; sm_90+ latency)
     (torch.float64, 1000),  # C=2
     (torch.float64, 8192),  # rms_norm C=4; fused add two-pass
 ]
@@ -590,7 +592,7 @@ UNCHECKED_16_BIT = [  # (hidden, fused add, C, warps, unchecked)
     (2048, False, 1, 8, True),
     (4096, False, 2, 8, False),
     (8192, False, 2, 16, False),
-    (16384, False, 2, 32, True),
+    (16384, False, 2, 32, True),  # fp16: the weight late on sm_90+ (latency_late_weight_build)
     # 255 and 500 vectors: 256-thread blocks with an idle thread slot
     (2040, True, 1, 8, False),
     (4000, True, 2, 0, False),
@@ -655,8 +657,8 @@ def test_fused_add_residual_is_torchs_sum_for_every_bit_pattern(
 # A batch of more rows than SMs whose latency blocks all fit on the GPU at once
 # takes the latency build (kFewRows), except blocks of 1 vector a thread and
 # those of late_weight_build, which measured slower so
-# (latency_build_in_one_wave; the fused add's 2-vector late-weight blocks, of
-# latency_late_weight_build on sm_90+, keep it). Past one wave: the
+# (latency_build_in_one_wave; the late-weight blocks of
+# latency_late_weight_build on sm_90+ keep it). Past one wave: the
 # occupancy build. Twice the SMs is one wave for the blocks below: 2 blocks of
 # up to 512 threads fit an SM on every arch the wheel targets at up to 64
 # registers, which their latency builds use at most (the 1024-thread launch bound, or ptxas's choice under the

@@ -422,22 +422,23 @@ def test_a_sweep_warms_up_once_before_its_first_shape(monkeypatch: pytest.Monkey
 def test_both_scripts_drop_three_graphs_first_unless_told(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Without --warm-up both scripts drop 3 graphs before timing anything: with 0, the
-    first shape of an H200 sweep ran fast (NOTES.md v44), with 3 it did not (v45); the
-    GPU work itself is stood in for."""
-    import torch
+    """Without --warm-up both scripts drop 3 graphs before timing anything, and 0 when
+    told: with 0 the first shape of an H200 sweep ran fast (NOTES.md v44), with 3 it did
+    not (v45). The GPU work is stood in for; for gpu_sweep.py this checks the command
+    line reaches sweep(), whose own order test_a_sweep_warms_up_once_before_its_first_shape
+    checks."""
+    log: list[str] = []
+    monkeypatch.setattr(gpu_sweep, "warm_up", lambda graphs: log.append(f"warm-up {graphs}"))
+    monkeypatch.setattr(call_patterns, "time_case", lambda writer, case, *a: log.append("case"))
+    cases = "rms_norm:bfloat16:1x4096,rms_norm:bfloat16:16x4096"
+    assert call_patterns.main([str(tmp_path / "a.csv"), "--cases", cases]) == 0
+    assert call_patterns.main([str(tmp_path / "b.csv"), "--cases", cases, "--warm-up", "0"]) == 0
+    assert log == ["warm-up 3", "case", "case", "warm-up 0", "case", "case"]
 
-    warmed: list[int] = []
-    monkeypatch.setattr(gpu_sweep, "warm_up", warmed.append)
-    monkeypatch.setattr(call_patterns, "time_case", lambda *a: None)
-    assert call_patterns.main([str(tmp_path / "a.csv")]) == 0
-
-    def sweep(args, meta, writer, flush) -> None:
-        gpu_sweep.warm_up(args.warm_up)
-
-    monkeypatch.setattr(gpu_sweep, "sweep", sweep)
+    log.clear()
+    monkeypatch.setattr(gpu_sweep, "sweep", lambda args, *a: log.append(f"warm-up {args.warm_up}"))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "a stand-in GPU")
-    assert gpu_sweep.main(["--csv", str(tmp_path / "b.csv")]) == 0
-    assert gpu_sweep.main(["--csv", str(tmp_path / "c.csv"), "--warm-up", "0"]) == 0
-    assert warmed == [3, 3, 0]
+    assert gpu_sweep.main(["--csv", str(tmp_path / "c.csv")]) == 0
+    assert gpu_sweep.main(["--csv", str(tmp_path / "d.csv"), "--warm-up", "0"]) == 0
+    assert log == ["warm-up 3", "warm-up 0"]

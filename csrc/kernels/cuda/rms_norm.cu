@@ -972,7 +972,9 @@ constexpr bool weight_guarded_build() {
 //   row, which put the x loads first and the weight's before the barrier, was
 //   level for float32 (and up to 8% slower for 16-bit), so the x loads' head
 //   start is not the gain. At 32 warps (hidden 16384) and for 16-bit kernels
-//   the late weight was slower (v15). Measured on sm_90 only, built for every
+//   the late weight was slower (v15, an H100, an older kernel, 1-128 rows; on
+//   sm_90+ fp16 and float32 take it there: latency_late_weight_build). Measured
+//   on sm_90 only, built for every
 //   arch. The order is ptxas's: after the barrier the load stays put, but
 //   re-read the SASS when the toolchain changes.
 template <typename T, int C, bool kAdd, bool kFewRows, int kWarps, bool kFull>
@@ -1005,11 +1007,12 @@ constexpr bool late_weight_build() {
 //   bf16 and 1.1-4.5% in fp16, 25 by more than 1%; the controls moved at most
 //   0.5%.
 // - v45 (NOTES.md v45), rms_norm's 32-warp blocks at the same rows (exp77, two
-//   rounds): fp16 0.1-2.8% faster in all 12 cells (against Liger, from up to
-//   3.4% behind to at most 1.5%); float32 0.1-4.6% faster rotating and with a
-//   consumer, 0.0-0.5% slower on the same tensors; bf16 slower in 11 of 12
+//   rounds; % from its CSV): fp16 0.1-2.8% faster in all 12 cells (against
+//   Liger, from up to 3.4% behind to at most 1.5%); float32 0.1-4.6% faster
+//   rotating and with a consumer, 0.0-0.5% slower on the same tensors (small,
+//   but in all 4 cells, and 0.8% in a sweep); bf16 slower in 11 of 12
 //   cells, by up to 2.8%, so it keeps the weight early. The controls moved at
-//   most 0.5%. In whole sweeps of hidden 16384 beside v44's: 128 rows fp16
+//   most 0.5%. In sweeps at hidden 16384 beside v44's: 128 rows fp16
 //   1.7-2.9% faster, float32 1.4-1.6% rotating and 0.8% slower on the same
 //   tensors, where the unchanged rows moved -1.6 to +0.9%.
 // - Kept early: the guarded 8-warp blocks (hidden 4096: the late weight, in the
@@ -1689,7 +1692,8 @@ PickedKernel picked_kernel(const Pick& pick) {
 // so and keep the occupancy build:
 // - those that load the weight late (late_weight_build): float32 rms_norm
 //   512 x 4096 10% slower, 256 x 8192 3.7% (not latency_late_weight_build's
-//   blocks, measured faster at 256 rows);
+//   blocks: the fused add's measured faster at 256 rows, and rms_norm's are
+//   1024-thread blocks, one an SM, never past the SM count);
 // - one vector a thread (the caller's c >= 2; 16-bit hidden 2048): the fused
 //   add at 512 rows 1.8-3.3% slower.
 // Not for double (unmeasured). pick_latency(probe) runs the latency build's

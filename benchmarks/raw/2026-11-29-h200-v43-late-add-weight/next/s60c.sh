@@ -2,7 +2,7 @@
 # the one hidden v43 reaches), rotating, with every rival. JOBS (op:dtype:pattern ...) and
 # BUDGET as ../../2026-11-29-h200-v42-consumer-split/s57e.sh, WHEEL as s60b.sh, LABEL the
 # CSVs' label (default v43; session 60 ran it as call 6 on v44's wheel, LABEL=v44), WARMUP
-# gpu_sweep.py's --warm-up (default: none, as session 60 ran it). The norms
+# gpu_sweep.py's --warm-up (unset: gpu_sweep.py's default, 0 when session 60 ran it, 3 since v45). The norms
 # in three dtypes are 6 sweeps of 2-3 minutes each: two calls (JOBS= the bf16 and fp16
 # ones, then the float32 ones and silu_and_mul). Carry WHEEL (default .device/s59) and .whl.
 set -u
