@@ -317,6 +317,26 @@ def captured(fn: Callable[[], object], calls: int, reset_l2: bool = True) -> tor
     return graph
 
 
+WARM_UP_GRAPHS = 3  # with 3 the first shape ran at its later time (NOTES.md v45)
+
+
+def add_warm_up_arg(parser: argparse.ArgumentParser, before: str) -> None:
+    """--warm-up N, for this sweep and tools/call_patterns.py: graphs dropped `before`."""
+    parser.add_argument(
+        "--warm-up",
+        type=int,
+        default=WARM_UP_GRAPHS,
+        help=f"graphs of a small copy timed and dropped before {before} (the first "
+        "graphs a process times can run fast)",
+    )
+
+
+def check_warm_up(parser: argparse.ArgumentParser, graphs: int) -> None:
+    """A usage error for a negative --warm-up."""
+    if graphs < 0:
+        parser.error(f"--warm-up must be 0 or more, not {graphs}")
+
+
 def warm_up(graphs: int) -> None:
     """Times and drops `graphs` graphs of a small copy. The first two or so graphs a
     process times ran fast on an H200 (NOTES.md v44): bf16 rms_norm 1 x 4096 at 1.43 µs
@@ -544,18 +564,11 @@ def main(argv: list[str] | None = None) -> int:
         help="same tensors every call (default), rotating input sets, or rotating with a "
         "consumer of each output",
     )
-    parser.add_argument(
-        "--warm-up",
-        type=int,
-        default=3,
-        help="graphs of a small copy timed and dropped before the first shape (the first "
-        "graphs a process times can run fast)",
-    )
+    add_warm_up_arg(parser, "the first shape")
     args = parser.parse_args(argv)
     if args.placements < 1:
         parser.error(f"--placements must be at least 1, not {args.placements}")
-    if args.warm_up < 0:
-        parser.error(f"--warm-up must be 0 or more, not {args.warm_up}")
+    check_warm_up(parser, args.warm_up)
     try:
         args.rows = tuple(int(v) for v in args.rows.split(",")) if args.rows else None
         args.hidden = tuple(int(v) for v in args.hidden.split(",")) if args.hidden else None

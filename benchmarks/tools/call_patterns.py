@@ -36,7 +36,15 @@ from pathlib import Path
 from shape_probe_args import add_graph_probe_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_sweep import KNOWN_IMPLS, PATTERNS, choices, consumed, patterns
+from gpu_sweep import (
+    KNOWN_IMPLS,
+    PATTERNS,
+    add_warm_up_arg,
+    check_warm_up,
+    choices,
+    consumed,
+    patterns,
+)
 
 
 def parse_settings(text: str) -> dict[str, dict[str, str]]:
@@ -107,20 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--settings", type=parse_settings, default="base=")
     p.add_argument("--sets", type=int, default=4, help="input sets the rotating patterns take")
     p.add_argument("--rounds", type=int, default=2, help="rounds of the settings' turns")
-    p.add_argument(
-        "--warm-up",
-        type=int,
-        default=3,
-        help="graphs timed and dropped before the first case (gpu_sweep.py --warm-up)",
-    )
+    add_warm_up_arg(p, "the first case")
     args = p.parse_args(argv)
     rivals = [i for i in choices(p, "--impls", args.impls, KNOWN_IMPLS) if i != "fusedops"]
     if args.sets < 2:
         p.error("--sets must be at least 2: rotating needs more than one set")
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
-    if args.warm_up < 0:
-        p.error(f"--warm-up must be 0 or more, not {args.warm_up}")
+    check_warm_up(p, args.warm_up)
     if clash := sorted(set(args.settings) & {"fusedops", *rivals}):
         p.error(f"--settings: {', '.join(clash)} is an implementation's name; rename the setting")
 
