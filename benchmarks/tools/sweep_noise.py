@@ -4,18 +4,21 @@
         [--margin 1] [--top 3]
 
 Each --pair is two gpu_sweep.py runs of the same sweep (the same kernels of ours, one call
-pattern; e.g. two sessions' runs of one op and dtype). The rivals run what their own
-stack picks: compile-static autotunes its reduction kernels in each process, so its
-config, and its time, can differ between two runs where ours cannot. Printed:
+pattern; e.g. two sessions' runs of one op and dtype). The rivals run what their own stack
+picks in each process (inductor, for one, times several configs of a kernel at its first
+call and keeps the fastest), so their times can move between runs where ours do not.
+Printed, per call pattern:
 - per implementation, over every shape both runs of a pair timed: the median, 90th
-  percentile and largest change of the second run's time against the first's, in percent
-  of the first, and the --top largest with their shapes. That is the noise a change, or
-  a miss, has to beat, measured for each side of the comparison;
-- the misses (fusedops behind the fastest rival by more than --margin percent) of each
-  run, and those in both, with the rival and percent of each run. A miss in one run only
-  is one the other run did not confirm.
-Each file's time per implementation and shape is its fastest row (as ncu_miss_table.py
-reads sweeps). A script, not a test.
+  percentile (nearest rank) and largest change of the second run's time against the
+  first's, in percent of the first, and the --top largest with their shapes. That is the
+  noise a change, or a miss, has to beat, measured for each side of the comparison;
+Then per pair: its files (with each one's label and commit), the shapes only one run timed,
+the implementations only one run timed at some shape (left out of the misses there), and
+the misses (fusedops behind the fastest rival by more than --margin percent) of each run
+and of both, with the rival and percent of each run. At each shape the rivals are those both
+runs timed, so a rival one run lacks cannot make a miss. A miss in one run only is one the
+other run did not confirm. Each file's time per implementation and shape is its fastest row
+(as ncu_miss_table.py reads sweeps). A script, not a test.
 """
 
 from __future__ import annotations
@@ -28,16 +31,47 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from ncu_miss_table import behind_fastest_rival, sweep_times
+from ncu_miss_table import behind_fastest_rival
 
 Shape = tuple[str, str, int, int]
 Times = dict[Shape, dict[str, float]]
+Moves = dict[str, list[tuple[float, Shape]]]
+COLUMNS = ("op", "dtype", "rows", "hidden", "impl", "us")
 
 
-def changes(first: Times, second: Times) -> dict[str, list[tuple[float, Shape]]]:
+class SweepError(ValueError):
+    """A file that is not a gpu_sweep.py CSV this tool can read."""
+
+
+def read_sweep(path: Path) -> tuple[Times, str, str]:
+    """(shape -> impl -> fastest µs, the call pattern, "label commit") of one sweep CSV."""
+    times: Times = defaultdict(dict)
+    patterns, origin = set(), ""
+    with path.open(newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise SweepError(f"{path} is not a gpu_sweep.py CSV (no {', '.join(missing)} column)")
+        for line, row in enumerate(reader, start=2):
+            try:
+                shape = (row["op"], row["dtype"], int(row["rows"]), int(row["hidden"]))
+                us = float(row["us"])
+            except (TypeError, ValueError) as e:
+                raise SweepError(f"{path}, line {line}: {e}") from None
+            times[shape][row["impl"]] = min(us, times[shape].get(row["impl"], us))
+            patterns.add(row.get("pattern") or "same")
+            origin = origin or f"{row.get('label', '?')} {row.get('commit', '?')}"
+    if not times:
+        raise SweepError(f"{path} has no rows")
+    if len(patterns) > 1:
+        raise SweepError(f"{path} mixes call patterns: {', '.join(sorted(patterns))}")
+    return dict(times), patterns.pop(), origin
+
+
+def changes(first: Times, second: Times) -> Moves:
     """impl -> [(percent the second run's time moved against the first's, shape)] over
     the shapes both runs timed with that impl."""
-    moved: dict[str, list[tuple[float, Shape]]] = defaultdict(list)
+    moved: Moves = defaultdict(list)
     for shape in sorted(first.keys() & second.keys()):
         for impl in sorted(first[shape].keys() & second[shape].keys()):
             moved[impl].append((100 * (second[shape][impl] / first[shape][impl] - 1), shape))
@@ -55,55 +89,61 @@ def shape_text(shape: Shape) -> str:
     return f"{op} {dtype} {rows}x{hidden}"
 
 
-def noise_lines(moved: dict[str, list[tuple[float, Shape]]], top: int) -> list[str]:
+def noise_lines(moved: Moves, top: int) -> list[str]:
     lines = []
     for impl in sorted(moved):
         sizes = sorted(abs(d) for d, _ in moved[impl])
-        largest = sorted(moved[impl], key=lambda m: -abs(m[0]))[:top]
-        lines.append(
+        line = (
             f"{impl}: {len(sizes)} shapes, |change| median {statistics.median(sizes):.2f}%, "
-            f"90th percentile {percentile(sizes, 0.9):.2f}%, max {sizes[-1]:.2f}%; largest: "
-            + ", ".join(f"{shape_text(s)} {d:+.2f}%" for d, s in largest)
+            f"90th percentile {percentile(sizes, 0.9):.2f}%, max {sizes[-1]:.2f}%"
         )
+        largest = sorted(moved[impl], key=lambda m: -abs(m[0]))[:top]
+        if largest:
+            line += "; largest: " + ", ".join(f"{shape_text(s)} {d:+.2f}%" for d, s in largest)
+        lines.append(line)
     return lines
 
 
-def missed(times: Times, margin: float) -> dict[Shape, tuple[str, float]]:
-    """shape -> (fastest rival, percent behind it) where fusedops trails by more than margin."""
+def missed(
+    times: Times, margin: float, judged: dict[Shape, set[str]]
+) -> dict[Shape, tuple[str, float]]:
+    """shape -> (fastest rival, percent behind it) where fusedops trails by more than margin,
+    each shape judged over the implementations in judged[shape]."""
     found = {}
-    for shape, by_impl in times.items():
-        gap = behind_fastest_rival(by_impl)
+    for shape, impls in judged.items():
+        gap = behind_fastest_rival({i: us for i, us in times[shape].items() if i in impls})
         if gap is not None and gap[1] > margin:
             found[shape] = gap
     return found
 
 
-def miss_lines(first: Times, second: Times, margin: float) -> list[str]:
+def pair_lines(first: Times, second: Times, margin: float) -> list[str]:
     shared = first.keys() & second.keys()
-    a = {s: g for s, g in missed(first, margin).items() if s in shared}
-    b = {s: g for s, g in missed(second, margin).items() if s in shared}
+    judged = {s: first[s].keys() & second[s].keys() for s in shared}
+    lines = []
+    for name, only in (("first", first.keys() - shared), ("second", second.keys() - shared)):
+        if only:
+            lines.append(f"  {len(only)} shapes only the {name} run timed (not compared)")
+    one_sided = sorted({i for s in shared for i in first[s].keys() ^ second[s].keys()})
+    if one_sided:
+        lines.append(
+            f"  timed by one run only at some shape (left out there): {', '.join(one_sided)}"
+        )
+    a, b = missed(first, margin, judged), missed(second, margin, judged)
     both = sorted(a.keys() & b.keys())
 
     def gaps(shape: Shape) -> str:
         parts = [f"{g[0]} {g[1]:+.2f}%" for g in (a.get(shape), b.get(shape)) if g]
         return f"{shape_text(shape)} ({' / '.join(parts)})"
 
-    lines = [
-        f"misses over {len(shared)} shapes both runs timed: first run {len(a)}, "
+    lines.append(
+        f"  misses over {len(shared)} shapes both runs timed: first run {len(a)}, "
         f"second {len(b)}, both {len(both)}"
-    ]
-    lines += [f"  in both: {gaps(s)}" for s in both]
-    lines += [f"  first run only: {gaps(s)}" for s in sorted(a.keys() - b.keys())]
-    lines += [f"  second run only: {gaps(s)}" for s in sorted(b.keys() - a.keys())]
+    )
+    lines += [f"    in both: {gaps(s)}" for s in both]
+    lines += [f"    first run only: {gaps(s)}" for s in sorted(a.keys() - b.keys())]
+    lines += [f"    second run only: {gaps(s)}" for s in sorted(b.keys() - a.keys())]
     return lines
-
-
-def pattern_of(path: Path) -> str:
-    """The call pattern of a sweep CSV (its first row's; `same` without the column, as
-    ncu_miss_table.sweep_times reads it)."""
-    with path.open(newline="") as f:
-        row = next(csv.DictReader(f), None)
-    return (row or {}).get("pattern") or "same"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,28 +160,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--margin", type=float, default=1.0, help="percent (default 1)")
     parser.add_argument("--top", type=int, default=3, help="largest changes listed (default 3)")
     args = parser.parse_args(argv)
-    if args.margin < 0:
-        parser.error(f"--margin must not be negative, not {args.margin}")
+    if not math.isfinite(args.margin) or args.margin < 0:
+        parser.error(f"--margin must be a percent of 0 or more, not {args.margin}")
     if args.top < 0:
         parser.error(f"--top must not be negative, not {args.top}")
-    for path in (p for pair in args.pair for p in pair):
-        if not path.is_file():
-            parser.error(f"no such sweep CSV: {path}")
-    moved: dict[str, list[tuple[float, Shape]]] = defaultdict(list)
-    lines = []
+    moved: dict[str, Moves] = defaultdict(lambda: defaultdict(list))
+    pairs = []
     for first_path, second_path in args.pair:
-        if pattern_of(first_path) != pattern_of(second_path):
-            parser.error(f"{first_path} and {second_path} are of different call patterns")
-        first, second = sweep_times([first_path]), sweep_times([second_path])
+        if first_path.resolve() == second_path.resolve():
+            parser.error(f"{first_path} is given as both runs of a pair")
+        try:
+            (first, pattern, first_origin), (second, other, second_origin) = (
+                read_sweep(first_path),
+                read_sweep(second_path),
+            )
+        except (OSError, SweepError) as e:
+            parser.error(str(e))
+        if pattern != other:
+            parser.error(
+                f"{first_path} is of the {pattern} pattern and {second_path} of the {other}"
+            )
         if not first.keys() & second.keys():
             parser.error(f"{first_path} and {second_path} share no shape")
         for impl, m in changes(first, second).items():
-            moved[impl] += m
-        lines.append(f"{first_path.name} -> {second_path.name}")
-        lines += miss_lines(first, second, args.margin)
-    print("run-to-run change, second run against the first:")
-    print("\n".join(noise_lines(moved, args.top)))
-    print("\n".join(lines))
+            moved[pattern][impl] += m
+        header = f"{first_path.name} ({first_origin}) -> {second_path.name} ({second_origin})"
+        pairs.append([f"{header}, {pattern}", *pair_lines(first, second, args.margin)])
+    for pattern in sorted(moved):
+        print(f"run-to-run change, {pattern} pattern, second run against the first:")
+        print("\n".join(f"  {line}" for line in noise_lines(moved[pattern], args.top)))
+    for lines in pairs:
+        print("\n".join(lines))
     return 0
 
 

@@ -1,17 +1,25 @@
 # s63 call A (prepared in s62; at most BUDGET, default 300 s). Carry .device/exp79 and .whl.
 # 1. inductor's kernel for the float32 fused add at 1024 x 2048 and 512 x 4096 (compile-static:
-#    gpu_sweep.py's torch.compile of the float32 math, no dimension dynamic), its source as
-#    TORCH_LOGS=output_code prints it: what it reads evict_first or evict_last, its block and
-#    loop. Session 62: inside the rotating graph its kernel ran 9.18 and 9.25 us where ours ran
-#    9.95 and 9.76 (Liger's 10.08 and 9.92); alone after a flush v42's ncu had them level; over
-#    a graph replay each reads 16.8 MB and writes 16.1-16.3 MB a call.
+#    gpu_sweep.py's torch.compile of the float32 math, no dimension dynamic), in two processes,
+#    each with an inductor cache of its own (inductor keeps an autotuned kernel's best config
+#    on disk, and a second process with the same cache would reuse it): the source
+#    (TORCH_LOGS=output_code), each config's autotuning time (the debug log of
+#    torch._inductor.runtime.triton_heuristics) and that process's time per call in the
+#    sweep's rotating graph. Does each process pick its own config, and does the time follow?
+#    Session 62: inside the rotating graph compile-static's kernel ran 9.18 and 9.25 us,
+#    ours 9.95 and 9.76, Liger's 10.08 and 9.92; alone after a flush (v42's ncu) ours and
+#    compile-static's were level; over a graph replay each read 16.8 MB and wrote 16.1-16.3
+#    MB a call.
 # 2. exp79 (exp79.diff on f3ae084 or later): FUSEDOPS_EXP_STREAM=both launches every
-#    single-pass build at 1-2 vectors a thread that reads x and the residual with plain loads
-#    with ld.global.cs loads instead, the plan and the bits the shipped ones. At the rotating
-#    misses of 16-32 MiB moved and four controls, three patterns, against the shipped kernels.
-#    v41 found such loads slower rotating at 64 MiB (1.3-2.9%) and exp61 9.9-37.7% slower on
-#    the same tensors at 16-32 MiB: expected to lose on the same tensors; the question is
-#    rotating and with a consumer.
+#    single-pass build that reads x (and the residual) with plain loads at 1-2 vectors a
+#    thread with ld.global.cs loads instead, the plan and the bits the shipped ones. Cases:
+#    the rotating misses seen in both of session 62's runs whose kernel exp79 reaches (not
+#    the cluster kernel: 16-bit 512 x 8192 and 256 x 16384; not float32 rms_norm at 4
+#    vectors a thread), the float32 fused add 512 x 4096 (a miss in one run), and the bf16
+#    fused add 1024 x 8192 (64 MiB moved, where v40-v41 measured such loads: faster on the
+#    same tensors, 1.3-2.9% slower rotating), three patterns, against the shipped kernels.
+#    exp61 had them 9.9-37.7% slower on the same tensors at 16-32 MiB moved: expected slower
+#    there; the question is rotating and with a consumer.
 set -u
 start=$(date +%s)
 R=$OUT/r; mkdir -p $R
@@ -21,23 +29,31 @@ pip install -q --no-deps --no-index --target $E .device/exp79/*.whl \
   .whl/liger_kernel-0.8.5-py3-none-any.whl > $R/pip.log 2>&1 || { cat $R/pip.log; exit 1; }
 PYTHONPATH=$E python -c "import fusedops, sys; sys.exit(not fusedops.__file__.startswith('$E'))" ||
   { echo "fusedops does not come from $E"; exit 1; }
-PYTHONPATH=$E TORCH_LOGS=output_code timeout 90 python - > $R/inductor-f32-add.log 2>&1 <<'PY'
-import sys, torch
+for p in 1 2; do
+  PYTHONPATH=$E TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-$p TORCH_LOGS=output_code timeout 100 \
+    python - > $R/inductor-f32-add-process$p.log 2>&1 <<'PY'
+import logging, sys, torch
+logging.basicConfig()
+logging.getLogger("torch._inductor.runtime.triton_heuristics").setLevel(logging.DEBUG)
 sys.path.insert(0, "benchmarks")
-from gpu_sweep import implementation, make_inputs
+from gpu_sweep import calls_per_graph, graph_us, impl_step, make_inputs, shape_input_sets
+op, dtype = "fused_add_rms_norm", torch.float32
 for rows, hidden in ((1024, 2048), (512, 4096)):
-    inputs = make_inputs("fused_add_rms_norm", rows, hidden, torch.float32)
-    implementation("fused_add_rms_norm", "compile-static", inputs, None)()
-    torch.cuda.synchronize()
+    n = shape_input_sets("rotating", op, rows, hidden, dtype)
+    sets = [make_inputs(op, rows, hidden, dtype) for _ in range(n)]
+    step = impl_step(op, "compile-static", "rotating", sets, None)
+    us = graph_us(step, calls_per_graph(op, rows, hidden, dtype, n))
+    print(f"RESULT {rows}x{hidden} compile-static rotating {us:.3f} us a call", flush=True)
 PY
-echo "inductor rc=$? at $(( $(date +%s) - start )) s"
+  echo "inductor process $p rc=$? at $(( $(date +%s) - start )) s"
+  grep "^RESULT" $R/inductor-f32-add-process$p.log
+done
 c=""
 add() { for s in $2; do c="$c,$1:$s"; done; }
-add fused_add_rms_norm:float32 "128x2048 256x4096 256x8192 512x2048 512x4096 1024x2048"
-add fused_add_rms_norm:bfloat16 "512x4096 512x8192 1024x2048 1024x8192"
-add fused_add_rms_norm:float16 "128x4096"
-add rms_norm:float32 "256x4096 512x8192"
-add rms_norm:bfloat16 "512x4096"
+add fused_add_rms_norm:float32 "128x2048 128x8192 256x4096 512x2048 512x4096 1024x2048"
+add fused_add_rms_norm:bfloat16 "256x8192 512x4096 1024x2048 1024x8192"
+add fused_add_rms_norm:float16 "128x4096 256x4096 256x8192 512x4096 1024x2048"
+add rms_norm:bfloat16 "128x2048 512x4096"
 left=$(( ${BUDGET:-300} - 10 - ($(date +%s) - start) ))  # 10 s kept for the tar
 if [ $left -ge 60 ]; then
   PYTHONPATH=$E timeout $left python benchmarks/tools/call_patterns.py $R/exp79.csv \
