@@ -44,9 +44,11 @@ class SweepError(ValueError):
 
 
 def read_sweep(path: Path) -> tuple[Times, str, str]:
-    """(shape -> impl -> fastest µs, the call pattern, "label commit") of one sweep CSV."""
+    """(shape -> impl -> fastest µs, the call pattern, its rows' "label commit"s) of one
+    sweep CSV."""
     times: Times = defaultdict(dict)
-    patterns, origin = set(), ""
+    patterns: set[str] = set()
+    origins: set[str] = set()
     with path.open(newline="") as f:
         reader = csv.DictReader(f)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
@@ -58,14 +60,16 @@ def read_sweep(path: Path) -> tuple[Times, str, str]:
                 us = float(row["us"])
             except (TypeError, ValueError) as e:
                 raise SweepError(f"{path}, line {line}: {e}") from None
+            if not (math.isfinite(us) and us > 0):
+                raise SweepError(f"{path}, line {line}: a time of {row['us']} µs")
             times[shape][row["impl"]] = min(us, times[shape].get(row["impl"], us))
             patterns.add(row.get("pattern") or "same")
-            origin = origin or f"{row.get('label', '?')} {row.get('commit', '?')}"
+            origins.add(f"{row.get('label', '?')} {row.get('commit', '?')}")
     if not times:
         raise SweepError(f"{path} has no rows")
     if len(patterns) > 1:
         raise SweepError(f"{path} mixes call patterns: {', '.join(sorted(patterns))}")
-    return dict(times), patterns.pop(), origin
+    return dict(times), patterns.pop(), ", ".join(sorted(origins))
 
 
 def changes(first: Times, second: Times) -> Moves:
@@ -184,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{first_path} and {second_path} share no shape")
         for impl, m in changes(first, second).items():
             moved[pattern][impl] += m
-        header = f"{first_path.name} ({first_origin}) -> {second_path.name} ({second_origin})"
+        header = f"{first_path} ({first_origin}) -> {second_path} ({second_origin})"
         pairs.append([f"{header}, {pattern}", *pair_lines(first, second, args.margin)])
     for pattern in sorted(moved):
         print(f"run-to-run change, {pattern} pattern, second run against the first:")

@@ -26,6 +26,10 @@ SECOND = (
 SAME_PATTERN = (
     RAW / "2026-11-30-h200-v45-same-sweeps-exp78/callB-sweep-fused_add_rms_norm-bfloat16-same.csv"
 )
+SAME_PATTERN_EARLIER = (
+    RAW
+    / "2026-11-30-h200-v45-late-norm-weight-16384/call5-sweep-fused_add_rms_norm-bfloat16-same.csv"
+)
 OTHER_OP = RAW / "2026-11-30-h200-v45-same-sweeps-exp78/callF-sweep-rms_norm-float16-rotating.csv"
 HEADER = "label,gpu,torch,commit,date,dtype,op,impl,rows,hidden,placements,pattern,us,bytes,tbps"
 
@@ -65,7 +69,7 @@ def test_each_implementation_gets_its_run_to_run_change(
     assert by_impl["compile-static"].endswith(
         "max 35.59%; largest: fused_add_rms_norm bfloat16 16x8192 -35.59%"
     )
-    assert out[6] == (f"{FIRST.name} (v44 43868be-dirty) -> {SECOND.name} (v45 f3ae084), rotating")
+    assert out[6] == f"{FIRST} (v44 43868be-dirty) -> {SECOND} (v45 f3ae084), rotating"
 
 
 def test_misses_of_both_runs_are_told_from_those_of_one(
@@ -108,6 +112,24 @@ def test_pairs_of_one_pattern_pool_their_changes(capsys: pytest.CaptureFixture[s
         "fused_add_rms_norm bfloat16 2048x4096 -1.16%, "
         "fused_add_rms_norm bfloat16 128x4096 +1.15%"
     )
+
+
+def test_pairs_of_two_patterns_are_kept_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run(
+        capsys,
+        "--pair",
+        str(FIRST),
+        str(SECOND),
+        "--pair",
+        str(SAME_PATTERN_EARLIER),
+        str(SAME_PATTERN),
+    )
+    rotating = out.index("run-to-run change, rotating pattern, second run against the first:")
+    same = out.index("run-to-run change, same pattern, second run against the first:")
+    assert same == rotating + 6  # each pattern's five implementations under its own heading
+    assert out[same - 2].strip().startswith("fusedops: 44 shapes, |change| median 0.27%")
+    assert out[same + 4].strip().startswith("fusedops: 44 shapes")
+    assert out[same + 4].strip() != out[same - 2].strip()
 
 
 def test_each_file_keeps_its_fastest_row(
@@ -193,6 +215,14 @@ def test_bad_arguments_are_refused_with_the_reason(
             + "\nt,H200,2.11,abc,d,bfloat16,rms_norm,fusedops,1,4096,1,rotating,1.0,1,1"
             + "\nt,H200,2.11,abc,d,bfloat16,rms_norm,fusedops,2,4096,1,same,1.0,1,1\n",
             "mixes call patterns: rotating, same",
+        ),
+        (
+            HEADER + "\nt,H200,2.11,abc,d,bfloat16,rms_norm,fusedops,1,4096,1,rotating,0,1,1\n",
+            "line 2: a time of 0 µs",
+        ),
+        (
+            HEADER + "\nt,H200,2.11,abc,d,bfloat16,rms_norm,fusedops,1,4096,1,rotating,nan,1,1\n",
+            "line 2: a time of nan µs",
         ),
     ],
 )

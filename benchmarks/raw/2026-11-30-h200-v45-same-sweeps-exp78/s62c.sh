@@ -1,8 +1,8 @@
-# s62 call C (at most about 545 s: exp78's 300, then ncu until 545 s from the start). Carry .device/exp78, WHEEL (v45's `nox -s build` wheel)
+# s62 call C (at most about 540 s). Carry .device/exp78, WHEEL (v45's `nox -s build` wheel)
 # and .whl.
 # 1. exp78: session 61's s62a.sh as prepared (BUDGET 300).
 # 2. The bf16 fused add at 16 MiB a tensor on the same tensors (512 x 16384, 1024 x 8192,
-#    2048 x 4096, 4096 x 2048): behind compile-static by 1.8-6.3% in session 61's and this
+#    2048 x 4096, 4096 x 2048): behind compile-static by 2.4-6.3% in session 61's and this
 #    session's sweeps, at 0.4-0.9% in v42's but 1024 x 8192. The call reads 32 MiB and writes
 #    32 MiB, about an H200's L2. ncu of ours and compile-static, three calls each in a row,
 #    no cache control: the third call of each finds the L2 its own second call left, as the
