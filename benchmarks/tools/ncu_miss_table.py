@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import statistics
 import sys
 from collections import defaultdict
@@ -71,30 +72,62 @@ STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
 
 
-def sweep_times(
-    paths: list[Path], seen: dict[str, Path] | None = None
-) -> dict[tuple[str, str, int, int], dict[str, float]]:
-    """(op, dtype, rows, hidden) -> impl -> fastest µs over the files, which must share
-    one call pattern (gpu_sweep.py --pattern; a CSV without the column is `same`): a
-    consumer pattern's times include the next op's read and are no run of the others.
-    seen: {pattern: a file of it} from an earlier call, whose pattern these must share
-    too (filled in here)."""
-    best: dict[tuple[str, str, int, int], dict[str, float]] = defaultdict(dict)
+Shape = tuple[str, str, int, int]
+SweepTimes = dict[Shape, dict[str, float]]
+SWEEP_COLUMNS = ("op", "dtype", "rows", "hidden", "impl", "us")
+
+
+class SweepError(ValueError):
+    """A file that is not a gpu_sweep.py CSV."""
+
+
+def read_sweep(path: Path) -> tuple[SweepTimes, set[str], set[str]]:
+    """One gpu_sweep.py CSV: (op, dtype, rows, hidden) -> impl -> fastest µs, the call
+    patterns of its rows (a CSV without the column is `same`) and their "label commit"s.
+    A file without the sweep's columns, or with a time that is not a positive number, is
+    refused (SweepError, with the line)."""
+    times: SweepTimes = defaultdict(dict)
+    patterns: set[str] = set()
+    origins: set[str] = set()
+    with path.open(newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in SWEEP_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise SweepError(f"{path} is not a gpu_sweep.py CSV (no {', '.join(missing)} column)")
+        for line, row in enumerate(reader, start=2):
+            try:
+                shape = (row["op"], row["dtype"], int(row["rows"]), int(row["hidden"]))
+                us = float(row["us"])
+            except (TypeError, ValueError) as e:
+                raise SweepError(f"{path}, line {line}: {e}") from None
+            if not (math.isfinite(us) and us > 0):
+                raise SweepError(f"{path}, line {line}: a time of {row['us']} µs")
+            times[shape][row["impl"]] = min(us, times[shape].get(row["impl"], us))
+            patterns.add(row.get("pattern") or "same")
+            origins.add(f"{row.get('label', '?')} {row.get('commit', '?')}")
+    return dict(times), patterns, origins
+
+
+def sweep_times(paths: list[Path], seen: dict[str, Path] | None = None) -> SweepTimes:
+    """(op, dtype, rows, hidden) -> impl -> fastest µs over the files (read_sweep), which
+    must share one call pattern (gpu_sweep.py --pattern): a consumer pattern's times
+    include the next op's read and are no run of the others. seen: {pattern: a file of
+    it} from an earlier call, whose pattern these must share too (filled in here)."""
+    best: SweepTimes = defaultdict(dict)
     seen = {} if seen is None else seen
     for path in paths:
-        with path.open(newline="") as f:
-            for row in csv.DictReader(f):
-                pattern = row.get("pattern") or "same"
-                if seen and pattern not in seen:
-                    ((other, where),) = seen.items()
-                    raise SystemExit(
-                        f"{where} is of the {other} pattern and {path} of the {pattern} "
-                        "pattern: give one pattern's sweeps at a time"
-                    )
-                seen.setdefault(pattern, path)
-                key = (row["op"], row["dtype"], int(row["rows"]), int(row["hidden"]))
-                us = float(row["us"])
-                best[key][row["impl"]] = min(us, best[key].get(row["impl"], us))
+        times, patterns, _ = read_sweep(path)
+        for pattern in sorted(patterns):
+            if seen and pattern not in seen:
+                ((other, where),) = seen.items()
+                raise SystemExit(
+                    f"{where} is of the {other} pattern and {path} of the {pattern} "
+                    "pattern: give one pattern's sweeps at a time"
+                )
+            seen.setdefault(pattern, path)
+        for shape, by_impl in times.items():
+            for impl, us in by_impl.items():
+                best[shape][impl] = min(us, best[shape].get(impl, us))
     return best
 
 

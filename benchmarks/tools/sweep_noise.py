@@ -24,52 +24,27 @@ other run did not confirm. Each file's time per implementation and shape is its 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-from ncu_miss_table import behind_fastest_rival
+from ncu_miss_table import Shape, SweepError, behind_fastest_rival, read_sweep
+from ncu_miss_table import SweepTimes as Times
 
-Shape = tuple[str, str, int, int]
-Times = dict[Shape, dict[str, float]]
 Moves = dict[str, list[tuple[float, Shape]]]
-COLUMNS = ("op", "dtype", "rows", "hidden", "impl", "us")
 
 
-class SweepError(ValueError):
-    """A file that is not a gpu_sweep.py CSV this tool can read."""
-
-
-def read_sweep(path: Path) -> tuple[Times, str, str]:
+def read_run(path: Path) -> tuple[Times, str, str]:
     """(shape -> impl -> fastest µs, the call pattern, its rows' "label commit"s) of one
-    sweep CSV."""
-    times: Times = defaultdict(dict)
-    patterns: set[str] = set()
-    origins: set[str] = set()
-    with path.open(newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise SweepError(f"{path} is not a gpu_sweep.py CSV (no {', '.join(missing)} column)")
-        for line, row in enumerate(reader, start=2):
-            try:
-                shape = (row["op"], row["dtype"], int(row["rows"]), int(row["hidden"]))
-                us = float(row["us"])
-            except (TypeError, ValueError) as e:
-                raise SweepError(f"{path}, line {line}: {e}") from None
-            if not (math.isfinite(us) and us > 0):
-                raise SweepError(f"{path}, line {line}: a time of {row['us']} µs")
-            times[shape][row["impl"]] = min(us, times[shape].get(row["impl"], us))
-            patterns.add(row.get("pattern") or "same")
-            origins.add(f"{row.get('label', '?')} {row.get('commit', '?')}")
+    run: a sweep CSV (read_sweep) with rows, all of one pattern."""
+    times, patterns, origins = read_sweep(path)
     if not times:
         raise SweepError(f"{path} has no rows")
     if len(patterns) > 1:
         raise SweepError(f"{path} mixes call patterns: {', '.join(sorted(patterns))}")
-    return dict(times), patterns.pop(), ", ".join(sorted(origins))
+    return times, patterns.pop(), ", ".join(sorted(origins))
 
 
 def changes(first: Times, second: Times) -> Moves:
@@ -175,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{first_path} is given as both runs of a pair")
         try:
             (first, pattern, first_origin), (second, other, second_origin) = (
-                read_sweep(first_path),
-                read_sweep(second_path),
+                read_run(first_path),
+                read_run(second_path),
             )
         except (OSError, SweepError) as e:
             parser.error(str(e))
